@@ -1,0 +1,10 @@
+"""Shared code of the notebook series "Data-parallel training from scratch with MXNet".
+
+One module per concept; each public function's docstring names the notebook that derives it:
+
+- ``devices``  which devices to use (GPUs or CPU stand-ins)            -- notebook 00
+- ``data``     Fashion-MNIST, offline first, fast in-memory batches    -- notebook 00
+- ``timing``   honest timings of MXNet's asynchronous engine           -- notebook 01
+
+Import the modules you need, e.g. ``from helpers import devices, data``.
+"""
