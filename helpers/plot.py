@@ -11,9 +11,25 @@ from matplotlib_inline import backend_inline
 __all__ = ['use_png', 'set_figsize', 'plot', 'plt']
 
 
+def _inline_in_kernel():
+    """Inside a Jupyter kernel, draw figures inline. ipykernel 7 no longer selects the inline backend
+    by itself, so without this a notebook executed by nbclient/nbval shows no figures at all."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: leave matplotlib's backend alone
+        return
+    shell = get_ipython()
+    if shell is not None and 'IPKernelApp' in shell.config:
+        shell.run_line_magic('matplotlib', 'inline')
+
+
 def use_png():
     """Render inline figures as PNG (call after anything from d2l that switched to SVG)."""
     backend_inline.set_matplotlib_formats('png')
+
+
+_inline_in_kernel()
+use_png()
 
 
 def set_figsize(figsize=(3.5, 2.5)):

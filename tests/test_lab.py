@@ -1,0 +1,76 @@
+"""`make lab` -- the README's first command -- serves JupyterLab on localhost with the notebooks.
+
+Runs the real Makefile target on a free port with a known token, asks the server's REST API for
+the notebook list, then stops the server (and every process it started)."""
+import glob
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import NOTEBOOKS, ROOT
+
+TOKEN = 'nbval-lab-test'
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _get(url, timeout=5):
+    req = urllib.request.Request(url, headers={'Authorization': f'token {TOKEN}'})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+def test_make_lab_serves_the_notebooks_on_localhost():
+    port = _free_port()
+    proc = subprocess.Popen(
+        ['make', '--no-print-directory', 'lab', f'LAB_PORT={port}',
+         f'LAB_ARGS=--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False'],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        listing = None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f'make lab exited with {proc.returncode}:\n{proc.stdout.read()}')
+            try:
+                status, body = _get(f'http://127.0.0.1:{port}/api/contents/')
+                listing = json.loads(body)
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert listing is not None, 'JupyterLab did not answer within 120 s'
+        served = sorted(item['name'] for item in listing['content'] if item['type'] == 'notebook')
+        expected = sorted(os.path.basename(p) for p in glob.glob(os.path.join(NOTEBOOKS, '*.ipynb')))
+        assert served == expected and served
+        status, page = _get(f'http://127.0.0.1:{port}/lab')
+        assert status == 200 and b'JupyterLab' in page
+        # Bound to localhost only by default.
+        assert f'http://127.0.0.1:{port}/lab' in _output_so_far(proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    time.sleep(0.5)
+    with socket.socket() as s:  # the port is free again: the server is gone
+        s.bind(('127.0.0.1', port))
+
+
+def _output_so_far(proc):
+    # Jupyter prints its URLs at start-up; read what is buffered without blocking for ever.
+    os.set_blocking(proc.stdout.fileno(), False)
+    time.sleep(0.5)
+    return proc.stdout.read() or ''
