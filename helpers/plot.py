@@ -40,8 +40,9 @@ def set_figsize(figsize=(3.5, 2.5)):
 
 def plot(*args, **kwargs):
     """``d2l.plot`` (same arguments: X, Y, xlabel, ylabel, legend, xlim, ylim, xscale, yscale,
-    fmts, figsize, axes) with PNG output. Returns the axes it drew on."""
-    axes = kwargs.get('axes')
+    fmts, figsize, axes) with PNG output.
+
+    Returns None, like ``d2l.plot``, so a cell ending in ``plot(...)`` shows only the figure (nbval
+    does not honour IPython's trailing ``;``). Pass ``axes=`` to draw into axes of your own."""
     d2l.plot(*args, **kwargs)
     use_png()
-    return axes if axes is not None else plt.gca()
