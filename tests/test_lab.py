@@ -69,6 +69,7 @@ def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
     time.sleep(0.5)
-    with socket.socket() as s:  # the port is free again: the server is gone
+    with socket.socket() as s:  # no one listens on the port any more: the server is gone
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # ignore our own TIME_WAIT connections
         s.bind(('127.0.0.1', port))
 
