@@ -49,7 +49,7 @@ def test_shared_pins_agree(other):
 
 
 def test_gpu_variant_brings_the_cuda_11_runtime_libraries():
-    for lib in ('cuda-runtime', 'cudnn', 'nccl', 'cublas', 'cufft', 'curand', 'cusolver', 'cuda-nvrtc'):
+    for lib in ('cuda-runtime', 'cudnn', 'nccl', 'cublas', 'cufft', 'curand', 'cusolver', 'cuda-nvrtc', 'nvtx'):
         assert f'nvidia-{lib}-cu11' in GPU, lib
     conda = '\n'.join(_read('environment.yml'))
     assert re.search(r'python=3\.(9|10)\b', conda) and 'cudatoolkit=11.2' in conda
