@@ -5,9 +5,9 @@
 - :func:`store_memory` -- host memory (RSS) a store allocates for one key, measured in a fresh
   process so that MXNet's memory pool starts empty;
 - :func:`compressed_pushes` -- what a store with 2-bit gradient compression receives when the same
-  gradient is pushed several times (the residual error feedback at work);
-- :func:`train_batch_weighted` -- one Gluon data-parallel step with a weighted split of the batch
-  (devices of unequal speed).
+  gradient is pushed several times (the residual error feedback at work).
+
+The weighted split for devices of unequal speed is ``helpers.train.train_batch(..., weights=...)``.
 """
 import json
 import os
@@ -16,14 +16,12 @@ import sys
 
 import numpy as np
 import mxnet as mx
-from mxnet import autograd, nd
+from mxnet import nd
 
-from helpers.split import split_batch
 from helpers.timing import time_it
-from helpers.train import check_batch, check_devices
+from helpers.train import check_devices
 
-__all__ = ['STORE_TYPES', 'pushpull_seconds', 'store_memory', 'compressed_pushes',
-           'train_batch_weighted']
+__all__ = ['STORE_TYPES', 'pushpull_seconds', 'store_memory', 'compressed_pushes']
 
 STORE_TYPES = ('local', 'device')
 
@@ -122,21 +120,3 @@ def compressed_pushes(grad, steps, threshold=0.5, ctx=None):
         kv.pull(0, out=out)
         received.append(out.asnumpy())
     return np.stack(received)
-
-
-def train_batch_weighted(net, X, y, loss, trainer, devices, weights=None):
-    """One data-parallel Gluon step with the batch split in proportion to ``weights`` (notebook 07;
-    the weighted split is :func:`helpers.split.split_batch` of notebook 03). Returns the loss sum.
-
-    ``trainer.step`` is told the whole batch size: the gradient is the sum over all shards
-    whatever their sizes, so the split changes where the work is done, not the result.
-    """
-    devices = check_devices(devices)
-    check_batch(X, devices)
-    X_shards, y_shards = split_batch(X, y, devices, weights=weights)
-    with autograd.record():
-        ls = [loss(net(X_shard), y_shard) for X_shard, y_shard in zip(X_shards, y_shards)]
-    for l in ls:
-        l.backward()
-    trainer.step(X.shape[0])
-    return sum(l.sum().asscalar() for l in ls)

@@ -151,15 +151,20 @@ def train_batch_scratch(X, y, device_params, devices, lr, forward=lenet_scratch,
 
 # ---------------------------------------------------------------- notebook 06: with Gluon
 
-def train_batch(net, X, y, loss, trainer, devices):
+def train_batch(net, X, y, loss, trainer, devices, weights=None):
     """One data-parallel step with Gluon (notebook 06): split, forward/backward on every device,
     then ``trainer.step`` sums the gradients across devices and updates every copy.
+
+    ``weights`` splits the batch in proportion to them, for devices of unequal speed (notebook 07;
+    the weighted split of notebook 03). ``trainer.step`` is told the whole batch size either way:
+    the summed gradient is that of the whole batch, so the split changes where the work is done,
+    not the result.
 
     Returns, per device, an NDArray ``[loss sum, correct predictions]`` of its shard (not read yet).
     """
     check_batch(X, devices)
     check_params_on(net, devices)
-    X_shards, y_shards = split_batch(X, y, devices)
+    X_shards, y_shards = split_batch(X, y, devices, weights=weights)
     with autograd.record():
         y_hats = [net(X_shard) for X_shard in X_shards]
         ls = [loss(y_hat, y_shard) for y_hat, y_shard in zip(y_hats, y_shards)]

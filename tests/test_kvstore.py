@@ -7,6 +7,7 @@ from mxnet import gluon, init
 
 from helpers import kvstore as kvs
 from helpers.models import lenet
+from helpers.train import train_batch
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
 
@@ -61,8 +62,9 @@ def _one_step(weights):
     rng = np.random.default_rng(0)
     X = mx.nd.array(rng.random((32, 1, 28, 28), dtype=np.float32))
     y = mx.nd.array(rng.integers(0, 10, 32), dtype='int32')
-    loss = kvs.train_batch_weighted(net, X, y, gluon.loss.SoftmaxCrossEntropyLoss(), trainer,
-                                    DEVICES, weights=weights)
+    metrics = train_batch(net, X, y, gluon.loss.SoftmaxCrossEntropyLoss(), trainer, DEVICES,
+                          weights=weights)
+    loss = sum(m[0].asscalar() for m in metrics)  # per device: [loss sum, correct predictions]
     return loss, [p.data(d).asnumpy() for p in net.collect_params().values() for d in DEVICES]
 
 
