@@ -12,10 +12,18 @@ bytes moved through RAM, not by per-device links. Counting reads + writes of N-b
 the ring's reduce-scatter copies each chunk into a receive buffer (the stand-in for a transfer over
 a link: read + write) and then adds it (read 2, write 1): 5 (k-1) N = 15 N; its all-gather copies
 2 (k-1) N = 6 N; total 21 N. KVStore 'device' copies k-1 arrays to one merge buffer (6 N), sums
-k arrays in one fused operation (5 N) and copies the result back (6 N): 17 N. So about 1.2x is the
-floor for a ring that keeps the copy to the neighbour explicit (as it must on GPUs, where adding
-straight from another device's memory is an error); measured here: 1.0-1.2x on a quiet machine,
-up to ~1.8x while other jobs share the two cores.
+k arrays in one fused operation (5 N) and copies the result back (6 N): 17 N. By this count about
+1.2x is the floor for a ring that keeps the copy to the neighbour explicit (as it must on GPUs, where
+adding straight from another device's memory is an error).
+
+Measured (quiet machine, 3 runs): ring / kv 'device' = 1.59-1.63, so the count is not the whole story.
+Timing the ring's parts separately: the 12 staging copies take about 13 ms, the 12 additions 21 ms,
+the 12 all-gather copies 33 ms although they move the same bytes as the staging copies: MXNet's
+engine tracks dependencies per *array*, not per slice, so writing one chunk of a device's array waits
+for reads of its other chunks and the all-gather runs as one chain. Keeping every chunk in an array
+of its own removes those false dependencies but costs 2 N more copies per device, and measured
+slower here (157 ms vs 105 ms for the ring as written): on two cores sharing one memory bus, bytes,
+not parallelism, are the limit.
 """
 import argparse
 import os
