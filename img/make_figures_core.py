@@ -37,15 +37,21 @@ def arrow(ax, x0, y0, x1, y1, color='black', style='-|>', lw=1.2, rad=0.0):
                                  color=color, lw=lw, connectionstyle=f'arc3,rad={rad}'))
 
 
+def two_devices(ax, title):
+    """A panel titled ``title`` with two grey device frames; returns their left x positions."""
+    ax.set_title(title, fontsize=10)
+    xs = [0.5 + d * 3 for d in range(2)]
+    for d, x in enumerate(xs):
+        box(ax, x, 0.3, 2.2, 3.6, '', color='#f3f3f3')
+        ax.text(x + 1.1, 4.1, f'device {d}', ha='center')
+    return xs
+
+
 def data_vs_model():
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     # Data parallelism: the whole model on each device, a shard of the batch each.
     ax = axes[0]
-    ax.set_title('data parallelism\n(whole model on every device, batch split)', fontsize=10)
-    for d in range(2):
-        x = 0.5 + d * 3
-        box(ax, x, 0.3, 2.2, 3.6, '', color='#f3f3f3')
-        ax.text(x + 1.1, 4.1, f'device {d}', ha='center')
+    for d, x in enumerate(two_devices(ax, 'data parallelism\n(whole model on every device, batch split)')):
         for j, name in enumerate(['layer 1', 'layer 2', 'layer 3']):
             box(ax, x + 0.3, 2.9 - j * 0.9, 1.6, 0.6, name, color=COLORS[j], alpha=0.35)
         box(ax, x + 0.3, 0.45, 1.6, 0.45, f'shard {d} of batch', color=COLORS[4 + d], alpha=0.4, fontsize=8)
@@ -57,11 +63,7 @@ def data_vs_model():
     ax.axis('off')
     # Model parallelism: layers on different devices, the whole batch flows through both.
     ax = axes[1]
-    ax.set_title('model parallelism\n(layers split, whole batch on each)', fontsize=10)
-    for d in range(2):
-        x = 0.5 + d * 3
-        box(ax, x, 0.3, 2.2, 3.6, '', color='#f3f3f3')
-        ax.text(x + 1.1, 4.1, f'device {d}', ha='center')
+    two_devices(ax, 'model parallelism\n(layers split, whole batch on each)')
     box(ax, 0.8, 2.9, 1.6, 0.6, 'layer 1', color=COLORS[0], alpha=0.35)
     box(ax, 0.8, 2.0, 1.6, 0.6, 'layer 2', color=COLORS[1], alpha=0.35)
     box(ax, 3.8, 2.0, 1.6, 0.6, 'layer 3', color=COLORS[2], alpha=0.35)
