@@ -25,6 +25,8 @@ message of ``m`` bytes at ``alpha + m * beta`` (``alpha``: latency, ``beta = 1 /
 import numpy as np
 import mxnet as mx
 
+from helpers.split import shard_bounds
+
 __all__ = ['CommStats', 'check_arrays', 'chunk_bounds', 'allreduce_naive', 'allreduce_ring',
            'allreduce', 'RING_MIN_ELEMENTS', 'naive_bytes_per_device', 'ring_bytes_per_device',
            'time_allreduce', 'cost_naive', 'cost_ring', 'cost_tree', 'LINKS']
@@ -88,15 +90,9 @@ def check_arrays(arrays):
 
 def chunk_bounds(size, k):
     """``[(begin, end), ...]``: the ``k`` contiguous chunks a ring allreduce cuts ``size``
-    elements into (notebook 04). The first ``size % k`` chunks are one element longer; a chunk
-    may be empty when ``size < k``."""
-    q, r = divmod(size, k)
-    bounds, begin = [], 0
-    for i in range(k):
-        end = begin + q + (1 if i < r else 0)
-        bounds.append((begin, end))
-        begin = end
-    return bounds
+    elements into (notebook 04). It is the uneven split of notebook 03 (the first ``size % k``
+    chunks are one element longer); a chunk may be empty when ``size < k``."""
+    return shard_bounds(size, k, even_split=False)
 
 
 def allreduce_naive(arrays, stats=None):

@@ -124,14 +124,15 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True, weights=None):
     if k == 1:                                   # as Gluon: the whole batch, whatever even_split says
         shard_sizes(n, 1, even_split, weights)   # (still validates the weights)
         return [data.as_in_context(ctx_list[0])]
-    sizes = shard_sizes(n, k, even_split, weights)
+    bounds = shard_bounds(n, k, even_split, weights)
+    sizes = [end - begin for begin, end in bounds]
     if 0 in sizes:
         raise ValueError(
             f'cannot give each of {k} devices a shard of a batch of {n} examples with sizes {sizes}: '
             f'a device would get no example (MXNet arrays cannot be empty). Use a larger batch, '
             f'fewer devices, or no zero weight')
     shards = []
-    for (begin, end), ctx in zip(shard_bounds(n, k, even_split, weights), ctx_list):
+    for (begin, end), ctx in zip(bounds, ctx_list):
         if batch_axis == 0:
             shard = data[begin:end]              # a view: no copy until as_in_context
         else:
