@@ -205,9 +205,13 @@ def evaluate_accuracy(net, data_iter, devices):
 
 # ---------------------------------------------------------------- the epoch loop, shared
 
-def _fit(step, evaluate, train_iter, test_iter, num_epochs, devices, progress, plot, title):
+def _check_epochs(num_epochs):
     if isinstance(num_epochs, bool) or not isinstance(num_epochs, numbers.Integral) or num_epochs < 1:
         raise ValueError(f'num_epochs must be a positive whole number, got {num_epochs!r}')
+    return int(num_epochs)
+
+
+def _fit(step, evaluate, train_iter, num_epochs, devices, progress, plot, title):
     history = {'epoch': [], 'loss': [], 'train_acc': [], 'test_acc': [], 'seconds': []}
     timer = d2l.Timer()
     for epoch in range(1, num_epochs + 1):
@@ -243,12 +247,13 @@ def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progre
     ``params`` itself is not modified.
     """
     devices = check_devices(devices)
+    num_epochs = _check_epochs(num_epochs)
     if isinstance(lr, (list, tuple)):
         lrs = [check_lr(v) for v in lr]
         if len(lrs) != num_epochs:
             raise ValueError(f'got {len(lrs)} learning rates for {num_epochs} epochs: need one per epoch')
     else:
-        lrs = [check_lr(lr)] * (num_epochs if isinstance(num_epochs, int) and num_epochs > 0 else 1)
+        lrs = [check_lr(lr)] * num_epochs
     device_params = [replicate_params(params, d) for d in devices]
 
     def step(X, y, epoch):
@@ -258,7 +263,7 @@ def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progre
         return evaluate_accuracy([lambda X, p=p: lenet_scratch(X, p) for p in device_params],
                                  test_iter, devices)
 
-    history = _fit(step, evaluate, train_iter, test_iter, num_epochs, devices, progress, plot,
+    history = _fit(step, evaluate, train_iter, num_epochs, devices, progress, plot,
                    f'scratch LeNet, {len(devices)} device(s)')
     return device_params, history
 
@@ -271,6 +276,7 @@ def train(net, train_iter, test_iter, devices, trainer, num_epochs, loss=None, p
     line per epoch (``progress``), draws the curves at the end (``plot``), returns the history.
     """
     devices = check_devices(devices)
+    num_epochs = _check_epochs(num_epochs)
     check_params_on(net, devices)
     if not isinstance(trainer, gluon.Trainer):
         raise TypeError(f'trainer must be a gluon.Trainer, got {type(trainer).__name__}')
@@ -283,7 +289,7 @@ def train(net, train_iter, test_iter, devices, trainer, num_epochs, loss=None, p
     def evaluate():
         return evaluate_accuracy(net, test_iter, devices)
 
-    return _fit(step, evaluate, train_iter, test_iter, num_epochs, devices, progress, plot,
+    return _fit(step, evaluate, train_iter, num_epochs, devices, progress, plot,
                 f'{type(net).__name__}, {len(devices)} device(s)')
 
 
