@@ -148,19 +148,19 @@ def _node_main():
     with open(os.path.join(jobdir, 'command.json')) as f:
         command = json.load(f)
     try:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL)
+        child, error = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL), None
     except OSError as exc:  # e.g. no such program: report it as this process's failure
-        sys.stdout.write(f'[{name}] cannot start {command[0]!r}: {exc}\n')
+        child, error = None, exc
+    _write_json(_status_file(jobdir, name, 'start'),
+                {'name': name, 'role': os.environ.get('DMLC_ROLE'),
+                 'pid': child.pid if child else os.getpid(),
+                 'shim_pid': os.getpid(), 'port': os.environ.get('DMLC_PS_ROOT_PORT')})
+    if child is None:
+        sys.stdout.write(f'[{name}] cannot start {command[0]!r}: {error}\n')
         sys.stdout.flush()
-        _write_json(_status_file(jobdir, name, 'start'),
-                    {'name': name, 'role': os.environ.get('DMLC_ROLE'), 'pid': os.getpid(),
-                     'shim_pid': os.getpid(), 'port': os.environ.get('DMLC_PS_ROOT_PORT')})
         _write_json(_status_file(jobdir, name, 'exit'), {'exit': 127})
         sys.exit(127)
-    _write_json(_status_file(jobdir, name, 'start'),
-                {'name': name, 'role': os.environ.get('DMLC_ROLE'), 'pid': child.pid,
-                 'shim_pid': os.getpid(), 'port': os.environ.get('DMLC_PS_ROOT_PORT')})
     # Backstop: even if whoever started the job is gone, nothing outlives its deadline by long.
     left = float(os.environ.get(DEADLINE_ENV, time.time() + 3600)) + 30 - time.time()
     watchdog = threading.Timer(max(left, 0), child.kill)
