@@ -7,9 +7,11 @@ Six configurations of the same model (LeNet), optimiser (plain SGD) and batch si
 by side in one run and interleaved round by round (the best of the rounds counts), so that other
 load on the machine hits them all alike:
 
-- ours, by hand, 1 device / k devices: the loop of notebook 05 (``helpers.train.train_batch_scratch``:
+- ours, by hand, 1 device / k devices: the loop of notebook 05 (``helpers.train.train_scratch``, one
+  epoch; each step is ``train_batch_scratch``:
   our ``split_batch``, per-device forward/backward, our ``allreduce``, SGD on every device);
-- ours, Gluon, 1 device / k devices: the loop of notebook 06 (``helpers.train.train_batch``:
+- ours, Gluon, 1 device / k devices: the loop of notebook 06 (``helpers.train.train``, one epoch;
+  each step is ``train_batch``:
   our ``split_batch``, ``Trainer.step`` with its KVStore);
 
   both on ``helpers.data`` batches (cut from in-memory arrays, no per-example work), metrics read
@@ -37,8 +39,8 @@ from mxnet.gluon.data.vision import transforms
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from helpers.data import ArrayLoader, load_arrays  # noqa: E402
-from helpers.models import init_lenet_params, lenet, replicate_params  # noqa: E402
-from helpers.train import train_batch, train_batch_scratch  # noqa: E402
+from helpers.models import init_lenet_params, lenet  # noqa: E402
+from helpers.train import train, train_scratch  # noqa: E402
 
 
 def make_net(devices, seed=0):
@@ -50,29 +52,25 @@ def make_net(devices, seed=0):
     return net, trainer
 
 
+def _one_epoch(train_fn, X, y, batch_size):
+    """Time one training epoch with a loop of ``helpers.train`` (its history's ``seconds`` excludes
+    the evaluation, which runs on one small batch here). Returns ``(seconds, mean train loss)``."""
+    loader = ArrayLoader(X, y, batch_size, shuffle=True, seed=0)
+    check = ArrayLoader(X[:batch_size], y[:batch_size], batch_size)
+    history = train_fn(loader, check)
+    return history['seconds'][0], history['loss'][0]
+
+
 def epoch_ours(devices, X, y, batch_size):
     net, trainer = make_net(devices)
-    loss = gluon.loss.SoftmaxCrossEntropyLoss()
-    loader = ArrayLoader(X, y, batch_size, shuffle=True, seed=0)
-    start = time.perf_counter()
-    sums = [nd.zeros((2,), ctx=d) for d in devices]
-    for Xb, yb in loader:
-        for i, m in enumerate(train_batch(net, Xb, yb, loss, trainer, devices)):
-            sums[i] += m
-    total = sum(s.asnumpy() for s in sums)  # waits for the devices
-    return time.perf_counter() - start, float(total[0]) / len(X)
+    return _one_epoch(lambda loader, check: train(net, loader, check, devices, trainer, 1,
+                                                  progress=False, plot=False), X, y, batch_size)
 
 
 def epoch_scratch(devices, X, y, batch_size):
-    device_params = [replicate_params(init_lenet_params(0), d) for d in devices]
-    loader = ArrayLoader(X, y, batch_size, shuffle=True, seed=0)
-    start = time.perf_counter()
-    sums = [nd.zeros((2,), ctx=d) for d in devices]
-    for Xb, yb in loader:
-        for i, m in enumerate(train_batch_scratch(Xb, yb, device_params, devices, 0.1)):
-            sums[i] += m
-    total = sum(s.asnumpy() for s in sums)  # waits for the devices
-    return time.perf_counter() - start, float(total[0]) / len(X)
+    return _one_epoch(lambda loader, check: train_scratch(init_lenet_params(0), loader, check, devices,
+                                                          0.1, 1, progress=False, plot=False)[1],
+                      X, y, batch_size)
 
 
 def epoch_tutorial(devices, dataset, batch_size):
