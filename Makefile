@@ -17,12 +17,12 @@ DEB_DATA := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 # Jupyter refuses to run as root unless told to; CI and containers are often root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup data lab test unit book bench clean help
+.PHONY: setup data lab test unit execute bench clean help
 help:
 	@echo "make lab    - open the series in JupyterLab (http://$(LAB_IP):$(LAB_PORT))"
 	@echo "make test   - unit tests + every notebook executed and compared (nbval)"
 	@echo "make setup  - create .venv and install everything (done by lab/test too)"
-	@echo "make book   - re-execute every notebook in place, in order (before committing)"
+	@echo "make execute - re-execute notebooks in place, in order (maintainers, before committing)"
 	@echo "make bench  - run the benchmark scripts in benchmarks/"
 
 setup: $(STAMP) data
@@ -60,8 +60,8 @@ test: setup
 unit: setup
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
-book: setup
-	$(PY) tests/execute_notebooks.py $(NOTEBOOKS)
+execute: setup
+	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
 
 bench: setup
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,7 +1,7 @@
-"""Execute notebooks in place, top to bottom, in the project's environment (what `make book` runs).
+"""Execute notebooks in place, top to bottom, in the project's environment (what `make execute` runs).
 
-    python tests/execute_notebooks.py                      # every notebook, in order
-    python tests/execute_notebooks.py notebooks/01-*.ipynb # some of them
+    python tools/execute_notebooks.py                      # every notebook, in order
+    python tools/execute_notebooks.py notebooks/01-*.ipynb # some of them
 
 The committed outputs of every notebook are produced by this script, with the same kernel and
 working directory (notebooks/) that nbval uses in `make test`. A cell error stops with a non-zero

@@ -1,6 +1,6 @@
 """Check, without a GPU, that requirements-gpu.txt brings every CUDA library mxnet-cu112 links against.
 
-    python tests/check_gpu_libraries.py [WHEEL_DIR]
+    python tools/check_gpu_libraries.py [WHEEL_DIR]
 
 Downloads (once, into WHEEL_DIR, default /tmp/mxnet-cu112-wheels; about 2 GB) the mxnet-cu112 wheel
 and the nvidia-*-cu11 wheels named in requirements-gpu.txt, reads the ELF `NEEDED` entries of
