@@ -1,73 +1,92 @@
-"""Which devices the series trains on: real GPUs when there are enough, CPU stand-ins otherwise.
+"""Which devices the series trains on: every GPU the machine has, or CPU stand-ins (notebook 00).
 
-Taught in notebook 00 (setup and devices). Every later notebook calls :func:`get_devices` once and
-prints :func:`describe` so its output says which devices it used.
+One place decides: :func:`get_devices` with no argument returns
 
-On a machine with fewer than ``k`` GPUs the series uses ``mx.cpu(0) ... mx.cpu(k-1)``. MXNet
-gives each CPU context its own id, so arrays really do live "on" different contexts and every
-lesson about placement, splitting and reduction shows up; they share the same cores and memory,
-so speed-ups do not.
+* every GPU MXNet can see (``k`` = the number of GPUs, 1 or more), on a GPU machine;
+* two CPU stand-ins ``[cpu(0), cpu(1)]`` otherwise;
+* ``k`` CPU stand-ins when the environment variable ``MXDP_DEVICES=cpu:k`` is set (``cpu`` alone
+  means ``cpu:2``), on any machine: to run the series at another ``k``, or to leave the GPUs alone.
 
-Set the environment variable ``MXDP_DEVICES=cpu`` to force CPU stand-ins on a GPU machine.
+MXNet gives every CPU context its own id and its own engine worker thread, so arrays really live
+"on" different contexts and every lesson about placement, splitting and reduction shows up; they
+share the same cores and memory, so speed-ups do not. Every notebook prints :func:`describe`, so
+its output says what it ran on. With a single device (a 1-GPU machine) nothing is split or
+summed: the notebooks still run and say so.
 """
 import os
 
 import mxnet as mx
 
-__all__ = ['num_gpus', 'get_devices', 'describe', 'device_kind']
+from helpers import checks
+
+__all__ = ['FORCE_ENV', 'num_gpus', 'forced_standins', 'get_devices', 'device_kind', 'describe']
 
 FORCE_ENV = 'MXDP_DEVICES'
-
-
-def _check_k(k):
-    # bool is an int subclass; get_devices(True) is almost certainly a mistake.
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise ValueError(f'k must be a whole number of devices, got {k!r} ({type(k).__name__})')
-    if k < 1:
-        raise ValueError(f'k must be at least 1 device, got {k}')
+DEFAULT_STANDINS = 2
 
 
 def num_gpus():
-    """Number of GPUs MXNet can use (0 on a CPU-only build or machine; never raises)."""
-    if os.environ.get(FORCE_ENV, '').lower() == 'cpu':
-        return 0
+    """Number of GPUs MXNet can use (notebook 00): 0 on a CPU-only build or without a usable
+    driver (never raises)."""
     try:
         return mx.context.num_gpus()
-    except mx.base.MXNetError:  # CUDA build without a usable driver
+    except mx.base.MXNetError:  # a CUDA build without a usable driver
         return 0
 
 
-def get_devices(k=2):
-    """The ``k`` devices the series uses: ``[gpu(0)..gpu(k-1)]`` if there are at least ``k`` GPUs,
-    else the CPU stand-ins ``[cpu(0)..cpu(k-1)]``.
+def forced_standins():
+    """``k`` if ``MXDP_DEVICES`` asks for ``k`` CPU stand-ins (``cpu`` or ``cpu:k``), else None
+    (notebook 00). A malformed value is a ``ValueError`` naming the variable."""
+    value = os.environ.get(FORCE_ENV, '').strip().lower()
+    if not value:
+        return None
+    kind, _, count = value.partition(':')
+    if kind != 'cpu' or (count and not count.isdigit()) or count == '0':
+        raise ValueError(f'{FORCE_ENV}={value!r}: expected "cpu" (two CPU stand-ins) or "cpu:k" '
+                         '(k >= 1 stand-ins), e.g. MXDP_DEVICES=cpu:4')
+    return int(count) if count else DEFAULT_STANDINS
 
-    Raises ``ValueError`` if ``k`` is not a whole number >= 1.
+
+def get_devices(k=None):
+    """The devices a notebook trains on (notebook 00; every notebook calls it once).
+
+    ``k=None``: every GPU, else two CPU stand-ins; ``MXDP_DEVICES=cpu:k`` forces ``k`` stand-ins.
+    An explicit ``k`` (a demonstration that needs exactly ``k`` devices) gives ``k`` GPUs if there
+    are that many (and stand-ins are not forced), else ``k`` CPU stand-ins.
     """
-    _check_k(k)
-    if num_gpus() >= k:
+    forced = forced_standins()
+    if k is None:
+        if forced:
+            return [mx.cpu(i) for i in range(forced)]
+        gpus = num_gpus()
+        return [mx.gpu(i) for i in range(gpus)] if gpus else [mx.cpu(i) for i in range(DEFAULT_STANDINS)]
+    k = checks.whole(k, 'k', 1)
+    if not forced and num_gpus() >= k:
         return [mx.gpu(i) for i in range(k)]
     return [mx.cpu(i) for i in range(k)]
 
 
 def device_kind(devices):
-    """'gpu' if every device is a GPU, 'cpu' if every one is a CPU; ``ValueError`` if mixed or empty."""
-    kinds = {d.device_type for d in devices}
-    if len(kinds) != 1 or 'cpu_pinned' in kinds or 'cpu_shared' in kinds:
+    """``'gpu'`` if every device is a GPU, ``'cpu'`` if every one is a CPU context (notebook 00);
+    ``ValueError`` for a mix or an empty list."""
+    kinds = {d.device_type for d in checks.devices(devices)}
+    if len(kinds) != 1 or not kinds <= {'cpu', 'gpu'}:
         raise ValueError(f'expected devices of one kind (all gpu or all cpu), got {list(devices)}')
     return kinds.pop()
 
 
 def describe(devices):
-    """One line saying which devices are used and why, e.g.
-    ``'using 2 CPU stand-ins [cpu(0), cpu(1)]: 0 GPUs found, 2 needed'``.
-    """
-    devices = list(devices)
-    k, found = len(devices), num_gpus()
-    names = ', '.join(str(d) for d in devices)
+    """One line saying which devices are used and why (notebook 00), e.g.
+    ``'2 CPU stand-ins [cpu(0), cpu(1)]: no GPU found'``."""
+    devices = checks.devices(devices)
+    k, names = len(devices), ', '.join(str(d) for d in devices)
     if device_kind(devices) == 'gpu':
-        return f'using {k} GPU(s) [{names}]: {found} GPU(s) found'
-    if os.environ.get(FORCE_ENV, '').lower() == 'cpu':
-        why = f'{FORCE_ENV}=cpu forces CPU stand-ins'
+        line = f'{k} GPU{"s" * (k > 1)} [{names}] of {num_gpus()} found'
     else:
-        why = f'{found} GPU(s) found, {k} needed'
-    return f'using {k} CPU stand-in(s) [{names}]: {why}'
+        why = (f'{FORCE_ENV}={os.environ[FORCE_ENV]}' if forced_standins()
+               else f'{num_gpus()} GPU(s) found' if num_gpus() else 'no GPU found')
+        line = f'{k} CPU stand-in{"s" * (k > 1)} [{names}]: {why}'
+    if k == 1:
+        line += ('; one device: nothing to split or sum here (MXDP_DEVICES=cpu:2 shows two '
+                 'CPU stand-ins)')
+    return 'using ' + line

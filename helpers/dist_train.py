@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 import mxnet as mx  # in a scheduler/server process this line runs the server and exits
-from mxnet import autograd, gluon, init
+from mxnet import autograd, gluon
 
 from helpers.data import ArrayLoader, load_arrays
 from helpers.models import lenet
@@ -99,9 +99,7 @@ def main(argv=None):
           f'{shard[0]}..{shard[1] - 1}, '
           f'{steps_per_epoch} batches of {args.batch_size} per epoch', flush=True)
 
-    mx.random.seed(args.seed)  # same initial weights everywhere (the store also syncs them)
-    net = lenet()
-    net.initialize(init.Xavier(), ctx=ctx)
+    net = lenet([ctx], seed=args.seed)  # same initial weights everywhere (the store also syncs them)
     net.hybridize()
     loss = gluon.loss.SoftmaxCrossEntropyLoss()
     trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': args.lr}, kvstore=kv)

@@ -19,7 +19,7 @@ import mxnet as mx
 from mxnet import nd
 
 from helpers.timing import time_it
-from helpers.train import check_devices
+from helpers import checks
 
 __all__ = ['STORE_TYPES', 'pushpull_seconds', 'store_memory', 'compressed_pushes']
 
@@ -41,7 +41,7 @@ def pushpull_seconds(kv_type, devices, size, repeat=5):
     store) followed by ``pull`` of the sum back to every device (notebook 07)."""
     _check_type(kv_type)
     _check_size(size)
-    devices = check_devices(devices)
+    devices = checks.devices(devices)
     kv = mx.kv.create(kv_type)
     kv.init(0, nd.zeros((size,)))
     grads = [nd.ones((size,), ctx=d) for d in devices]

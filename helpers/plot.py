@@ -1,14 +1,21 @@
-"""Plotting for the notebooks: d2l's plot helpers, with figures stored as PNG.
+"""Every figure of the series (all notebooks): d2l's plotting, stored as PNG, readable when projected.
 
 d2l switches the inline backend to SVG. SVG outputs carry per-run ids, which nbval would compare
-(and report as differences); PNG outputs it skips. So every figure in the series goes through
-this module, which renders PNG and otherwise leaves d2l's look unchanged.
+(and report as differences); PNG outputs it skips. So every figure goes through this module, which
+renders PNG, uses fonts large enough for a projector, and otherwise keeps d2l's look.
+
+Every function draws one figure and returns None, so a cell that ends with it shows only the
+figure (nbval does not honour IPython's trailing ``;``).
 """
 import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'set_figsize', 'plot', 'plt']
+__all__ = ['use_png', 'plot', 'history', 'timeline', 'plt']
+
+# Readable on a projector: labels and ticks no smaller than this many points.
+plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
+                     'legend.fontsize': 10, 'xtick.labelsize': 10, 'ytick.labelsize': 10})
 
 
 def _inline_in_kernel():
@@ -32,17 +39,60 @@ _inline_in_kernel()
 use_png()
 
 
-def set_figsize(figsize=(3.5, 2.5)):
-    """``d2l.set_figsize`` with PNG output."""
-    d2l.set_figsize(figsize)
-    use_png()
-
-
 def plot(*args, **kwargs):
     """``d2l.plot`` (same arguments: X, Y, xlabel, ylabel, legend, xlim, ylim, xscale, yscale,
-    fmts, figsize, axes) with PNG output.
-
-    Returns None, like ``d2l.plot``, so a cell ending in ``plot(...)`` shows only the figure (nbval
-    does not honour IPython's trailing ``;``). Pass ``axes=`` to draw into axes of your own."""
+    fmts, figsize, axes) with PNG output (notebooks 01, 04, 09). Pass ``axes=`` to draw into axes
+    of your own."""
+    kwargs.setdefault('figsize', (5, 3.2))
     d2l.plot(*args, **kwargs)
     use_png()
+
+
+def history(histories, title=None, figsize=(8, 3.2)):
+    """Training curves of one or several runs (``{label: history}``, or one history): training loss
+    and test accuracy per epoch, side by side, with whole-number epoch ticks (notebooks 05-09)."""
+    if 'epoch' in histories:
+        histories = {None: histories}
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
+    for label, h in histories.items():
+        ax_loss.plot(h['epoch'], h['loss'], 'o-', label=label)
+        ax_acc.plot(h['epoch'], h['test_acc'], 'o-', label=label)
+    for ax, name in ((ax_loss, 'training loss'), (ax_acc, 'test accuracy')):
+        ax.set_xlabel('epoch')
+        ax.set_ylabel(name)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(True, alpha=0.3)
+    if len(histories) > 1 or None not in histories:
+        ax_acc.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    plt.show()
+
+
+PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
+                'update': 'tab:green', 'other': 'tab:gray'}
+
+
+def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
+    """One lane per device, one bar per operator the engine ran (``helpers.profile.trace``);
+    colours by ``classify(name)`` (e.g. ``helpers.profile.phase``), else one colour (notebooks 01, 04)."""
+    devices = sorted({s.device for s in spans})
+    fig, ax = plt.subplots(figsize=figsize)
+    seen = set()
+    for s in spans:
+        kind = classify(s.name) if classify else 'other'
+        ax.barh(devices.index(s.device), s.end - s.start, left=s.start, height=0.6,
+                color=PHASE_COLORS.get(kind, 'tab:gray'), edgecolor='white', linewidth=0.3,
+                label=kind if kind not in seen and classify else None)
+        seen.add(kind)
+    ax.set_yticks(range(len(devices)))
+    ax.set_yticklabels(devices)
+    ax.invert_yaxis()
+    ax.set_xlabel('time (ms)')
+    if classify:
+        ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.35), ncol=len(seen), frameon=False)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    plt.show()

@@ -1,9 +1,10 @@
-"""Honest timings under MXNet's asynchronous engine (derived in notebook 01, used by the benchmarks).
+"""Honest timings under MXNet's asynchronous engine (notebook 01; used by notebooks 04, 07, 09 and
+the benchmarks).
 
 MXNet operators return as soon as the work is *queued*; the work itself runs later on the engine's
-threads. A timer that does not wait for the engine measures how fast Python can enqueue, not how
-fast the device computes. :func:`time_it` waits (``mx.nd.waitall()``) before it stops the clock,
-repeats, and reports the median, which is robust to the odd slow run on a shared machine.
+worker threads. A timer that does not wait for the engine measures how fast Python can enqueue,
+not how fast the device computes. :func:`time_it` waits (``mx.nd.waitall()``) before it stops the
+clock, repeats, and reports the median, which is robust to the odd slow run on a shared machine.
 """
 import statistics
 import time
@@ -11,21 +12,18 @@ import time
 import numpy as np
 import mxnet as mx
 
+from helpers import checks
+
 __all__ = ['time_it', 'copy_times', 'fit_alpha_beta']
 
 
 def time_it(fn, repeat=5, warmup=1, sync=True):
-    """Median wall time in seconds of ``fn()`` over ``repeat`` runs, after ``warmup`` untimed runs.
-
-    With ``sync=True`` each run ends with ``mx.nd.waitall()``, so the time includes the work the
-    engine ran asynchronously; ``sync=False`` shows what a naive timer would report.
-    """
+    """Median wall time in seconds of ``fn()`` over ``repeat`` runs, after ``warmup`` untimed runs
+    (notebook 01). With ``sync=True`` each run ends with ``mx.nd.waitall()``, so the time includes
+    the work the engine ran asynchronously; ``sync=False`` shows what a naive timer reports."""
     if not callable(fn):
         raise TypeError(f'fn must be callable, got {type(fn).__name__}')
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f'repeat must be a whole number >= 1, got {repeat!r}')
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f'warmup must be a whole number >= 0, got {warmup!r}')
+    repeat, warmup = checks.whole(repeat, 'repeat', 1), checks.whole(warmup, 'warmup', 0)
     for _ in range(warmup):
         fn()
     mx.nd.waitall()
@@ -40,26 +38,30 @@ def time_it(fn, repeat=5, warmup=1, sync=True):
     return statistics.median(times)
 
 
-def copy_times(src, dst, sizes, repeat=5, dtype='float32'):
-    """Median seconds to copy a ``dtype`` array of each byte size in ``sizes`` from ``src`` to ``dst``.
+def copy_times(src, dst, sizes, repeat=5, fresh=False):
+    """Median seconds to copy a float32 array of each byte size in ``sizes`` from device ``src`` to
+    device ``dst`` (notebook 01).
 
-    Uses ``copyto`` (a new array on ``dst`` each time, like moving a gradient between devices).
+    ``fresh=False`` copies into an array allocated once on ``dst`` beforehand (``x.copyto(y)``):
+    the copy alone. ``fresh=True`` copies into a new array every time (``x.copyto(dst)``), which
+    also pays for allocating -- and, for large arrays, for the operating system handing out and
+    zeroing fresh memory pages on first touch.
     """
-    itemsize = np.dtype(dtype).itemsize
     out = []
     for nbytes in sizes:
-        if nbytes < itemsize or nbytes % itemsize:
-            raise ValueError(f'size {nbytes} is not a positive multiple of the {dtype} item size {itemsize}')
-        x = mx.nd.ones((nbytes // itemsize,), ctx=src, dtype=dtype)
-        out.append(time_it(lambda: x.copyto(dst), repeat=repeat))
+        if checks.whole(nbytes, 'size', 4) % 4:
+            raise ValueError(f'size {nbytes} is not a multiple of 4 bytes (one float32)')
+        x = mx.nd.ones((nbytes // 4,), ctx=src)
+        y = mx.nd.zeros((nbytes // 4,), ctx=dst)
+        out.append(time_it((lambda: x.copyto(dst)) if fresh else (lambda: x.copyto(y)), repeat=repeat))
     return out
 
 
 def fit_alpha_beta(sizes, seconds):
-    """Least-squares fit of ``t = alpha + beta * n`` (the α–β model of notebooks 01 and 04).
+    """Least-squares fit of ``t = alpha + beta * n`` (the alpha-beta model of notebooks 01 and 04).
 
-    Returns ``(alpha, beta)``: latency in seconds and seconds per byte (1 / bandwidth).
-    Weighted by 1/t so that small and large messages count alike.
+    Returns ``(alpha, beta)``: seconds per message and seconds per byte (1 / bandwidth). Weighted
+    by 1/t, so that small and large messages count alike.
     """
     n = np.asarray(sizes, dtype=float)
     t = np.asarray(seconds, dtype=float)

@@ -1,0 +1,112 @@
+"""What an allreduce costs: bytes per device and the alpha-beta-gamma time model (notebook 04;
+used again in notebook 09).
+
+One message of ``m`` bytes costs ``alpha + m * beta`` (``alpha``: latency, ``beta``: seconds per
+byte = 1 / bandwidth); adding ``m`` bytes of received values costs ``m * gamma``. For ``k``
+devices summing an array of ``N`` bytes (Thakur, Rabenseifner & Gropp, "Optimization of collective
+communication operations in MPICH", IJHPCA 19(1), 2005, section 4; the naive algorithm is the
+reduce-to-one + broadcast of the classic tutorials):
+
+=================  =====================  ======================  =================
+algorithm          latency terms          bandwidth term          additions
+=================  =====================  ======================  =================
+naive              2 (k-1) alpha          2 (k-1) N beta          (k-1) N gamma
+ring               2 (k-1) alpha          2 (k-1)/k N beta        (k-1)/k N gamma
+binomial tree      2 ceil(log2 k) alpha   2 ceil(log2 k) N beta   ceil(log2 k) N gamma
+Rabenseifner       2 log2 k alpha         2 (k-1)/k N beta        (k-1)/k N gamma
+=================  =====================  ======================  =================
+
+The ring's and Rabenseifner's bandwidth term is the lower bound: every device must send at least
+``2 (k-1)/k N`` bytes (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+workstations", JPDC 69(2), 2009). The tree here is the textbook unpipelined binomial tree (whole
+arrays per level), not NCCL's pipelined double binary tree. Rabenseifner's algorithm (recursive
+halving, then recursive doubling) is given for ``k`` a power of two.
+
+Every function takes ``k`` as a number or a NumPy array (for plotting against ``k``).
+"""
+import numpy as np
+
+from helpers import checks
+
+__all__ = ['naive_bytes_per_device', 'ring_bytes_per_device', 'ring_lower_bound', 'cost_naive',
+           'cost_ring', 'cost_tree', 'cost_rabenseifner', 'LINKS', 'link']
+
+
+def naive_bytes_per_device(k, nbytes):
+    """Bytes each device sends in the naive allreduce (notebook 04): device 0 sends the sum to the
+    ``k-1`` others, every other device sends its array once: ``[(k-1) N, N, ..., N]``."""
+    k = checks.whole(k, 'k', 1)
+    return [(k - 1) * nbytes] + [nbytes] * (k - 1)
+
+
+def ring_bytes_per_device(k, size, itemsize=4):
+    """Bytes each device sends in the ring allreduce of ``size`` elements (notebook 04): every
+    chunk but two, i.e. exactly ``2 (k-1)/k N`` when ``k`` divides ``size``."""
+    from helpers.split import shard_sizes
+    k = checks.whole(k, 'k', 1)
+    if k == 1:
+        return [0]
+    chunk = [n * itemsize for n in shard_sizes(size, k)]
+    return [2 * size * itemsize - chunk[(i + 1) % k] - chunk[(i + 2) % k] for i in range(k)]
+
+
+def ring_lower_bound(k, nbytes):
+    """``2 (k-1)/k N``: the fewest bytes any device can send in an allreduce of ``N`` bytes over
+    ``k`` devices (Patarasuk & Yuan 2009; notebook 04)."""
+    k = np.asarray(k, dtype=float)
+    return 2 * (k - 1) / k * nbytes
+
+
+def _check(k, nbytes, alpha, bandwidth, gamma):
+    k = np.asarray(k, dtype=float)
+    if np.any(k < 1):
+        raise ValueError(f'k must be >= 1 devices, got {k}')
+    if nbytes < 0 or alpha < 0 or gamma < 0:
+        raise ValueError('nbytes, alpha and gamma must be >= 0')
+    if bandwidth <= 0:
+        raise ValueError(f'bandwidth must be > 0 bytes/s, got {bandwidth}')
+    return k, nbytes / bandwidth, nbytes * gamma
+
+
+def cost_naive(k, nbytes, alpha, bandwidth, gamma=0.0):
+    """Seconds of reduce-to-device-0 + broadcast (notebook 04): device 0 receives and adds ``k-1``
+    whole arrays one after the other, then sends ``k-1``."""
+    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
+    return 2 * (k - 1) * (alpha + nb) + (k - 1) * ng
+
+
+def cost_ring(k, nbytes, alpha, bandwidth, gamma=0.0):
+    """Seconds of the ring allreduce (notebook 04): ``2 (k-1)`` steps of one ``N/k`` chunk on every
+    link at once; the reduce-scatter half adds ``k-1`` chunks per device."""
+    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
+    return 2 * (k - 1) * (alpha + nb / k) + (k - 1) / k * ng
+
+
+def cost_tree(k, nbytes, alpha, bandwidth, gamma=0.0):
+    """Seconds of an unpipelined binomial-tree reduce + broadcast (notebook 04): ``ceil(log2 k)``
+    levels each way, each passing whole arrays."""
+    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
+    levels = np.ceil(np.log2(k))
+    return 2 * levels * (alpha + nb) + levels * ng
+
+
+def cost_rabenseifner(k, nbytes, alpha, bandwidth, gamma=0.0):
+    """Seconds of Rabenseifner's allreduce (notebook 04): reduce-scatter by recursive halving, then
+    all-gather by recursive doubling; ``k`` a power of two."""
+    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
+    return 2 * np.log2(k) * alpha + 2 * (k - 1) / k * nb + (k - 1) / k * ng
+
+
+# Links between devices, for the model's plots (notebooks 04 and 09). Bandwidths are the vendors'
+# published peak figures *per direction*; the latencies are assumed round orders of magnitude, not
+# measurements. `k_max`: how many devices one such link plausibly connects (one NVLink domain or
+# one PCIe host holds 8 GPUs; Ethernet joins machines). Sources are in LINK_SOURCES.
+LINKS = {}
+LINK_SOURCES = {}
+
+
+def link(name):
+    """``dict(alpha=..., bandwidth=..., k_max=...)`` of a link in :data:`LINKS` (notebook 04)."""
+    if name not in LINKS:
+        raise ValueError(f'unknown link {name!r}; known: {", ".join(LINKS)}')
+    return LINKS[name]

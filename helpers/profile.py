@@ -1,0 +1,66 @@
+"""What MXNet's engine ran, on which device, and when: a timeline from MXNet's own profiler
+(notebook 01; the data-parallel step's timeline in notebook 04).
+
+:func:`trace` runs a function under ``mx.profiler`` (``profile_imperative=True``: every operator
+the engine executes), waits for the engine, and returns one :class:`Span` per operator: the device
+it ran on (the profiler keeps one lane per context, ``cpu/0``, ``cpu/1``, ``gpu/0``, ...), its name,
+and its start and end in milliseconds from the first operator. :func:`phase` sorts an operator
+into the parts of a data-parallel step (forward, backward, communication, update) for plotting
+with :func:`helpers.plot.timeline`.
+"""
+import collections
+import json
+import os
+import tempfile
+
+import mxnet as mx
+
+__all__ = ['Span', 'trace', 'phase']
+
+Span = collections.namedtuple('Span', 'device name start end')
+
+
+def trace(fn, *args, **kwargs):
+    """Run ``fn(*args, **kwargs)`` under MXNet's profiler; return ``(result, spans)`` with one
+    :class:`Span` per operator run on a device, sorted by start time (notebook 01)."""
+    mx.nd.waitall()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'profile.json')
+        mx.profiler.set_config(profile_imperative=True, aggregate_stats=False, filename=path)
+        mx.profiler.set_state('run')
+        try:
+            result = fn(*args, **kwargs)
+            mx.nd.waitall()
+        finally:
+            mx.profiler.set_state('stop')
+        mx.profiler.dump(finished=False)
+        with open(path) as f:
+            events = json.load(f)['traceEvents']
+    lanes = {e['pid']: e['args']['name'].replace('/', '(') + ')' for e in events
+             if e.get('ph') == 'M' and e['args']['name'][:4] in ('cpu/', 'gpu/')}
+    begun, spans = {}, []
+    for e in events:
+        if e.get('pid') in lanes and e.get('ph') in ('B', 'E'):
+            key = (e['pid'], e['tid'], e['name'])
+            if e['ph'] == 'B':
+                begun[key] = e['ts']
+            elif key in begun:
+                spans.append((lanes[e['pid']], e['name'], begun.pop(key), e['ts']))
+    spans = [s for s in spans if s[1] != 'DeleteVariable']     # the engine freeing memory
+    t0 = min((s[2] for s in spans), default=0)
+    return result, sorted(Span(d, n, (b - t0) / 1e3, (e - t0) / 1e3) for d, n, b, e in spans)
+
+
+def phase(name):
+    """The part of a data-parallel step an operator belongs to (notebook 04): ``'communication'``
+    (copies between devices, KVStore), ``'backward'``, ``'update'`` (optimizer and SGD arithmetic
+    on parameters) or ``'forward'``."""
+    lowered = name.lower()
+    if 'copy' in lowered or 'kvstore' in lowered or 'reduce' in lowered or 'broadcast' in lowered:
+        return 'communication'
+    if lowered.startswith('_backward') or 'backward' in lowered:
+        return 'backward'
+    if 'update' in lowered or lowered in ('_minus_scalar', '_mul_scalar', '_div_scalar', 'elemwise_sub',
+                                          '_rminus_scalar', '_sub', 'elemwise_add', '_plus'):
+        return 'update'
+    return 'forward'

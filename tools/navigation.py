@@ -1,0 +1,191 @@
+"""Write the series' navigation: the contents notebook, previous/contents/next links at the top and
+bottom of every notebook, and the notebook table of the README -- all from the notebooks' own titles.
+
+Each numbered notebook starts with a markdown cell ``# NN · Title`` followed by a paragraph that
+begins ``**The one idea:**``; that title and that sentence are all this tool reads. It writes:
+
+* ``notebooks/contents.ipynb`` (markdown only): how to read the series and one line per notebook;
+* in every numbered notebook, a markdown cell tagged ``nav`` right after the title and one at the
+  very end (previous · contents · next, and the worked solutions when they exist);
+* in every ``notebooks/solutions/NN-*-solutions.ipynb``, the same two cells pointing back;
+* the table between ``<!-- notebooks:start -->`` and ``<!-- notebooks:end -->`` in README.md.
+
+    python tools/navigation.py            # write all of it (``make navigation``)
+    python tools/navigation.py --check    # exit 1 if anything would change (the hygiene test)
+
+Navigation cells are markdown: adding or updating them never changes a code cell or an output.
+"""
+import glob
+import os
+import re
+import sys
+
+import nbformat
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+CONTENTS = os.path.join(NOTEBOOKS, 'contents.ipynb')
+README = os.path.join(ROOT, 'README.md')
+START, END = '<!-- notebooks:start -->', '<!-- notebooks:end -->'
+
+INTRO = """\
+# Data-parallel training from scratch with MXNet
+
+One model, many devices, each device working on its own slice of every batch: this series builds
+data-parallel training from the ground up with Apache MXNet 1.9 and Gluon. You write the pieces
+yourself -- splitting a batch, summing gradients across devices, the training step -- then meet the
+framework's versions of them (Gluon's `Trainer`, MXNet's KVStore) and finally train across machines
+with MXNet's parameter server.
+
+**How to read it.** In order, one idea per notebook. Every notebook runs on any machine: on a GPU
+machine it uses every GPU; without GPUs it uses CPU "stand-in" devices `cpu(0)`, `cpu(1)`, ... and
+says so in its output (`MXDP_DEVICES=cpu:4 make lab` runs the series with four stand-ins).
+
+* Cells that *define* a function you are learning are yours to edit: change one, run it, and run
+  the cells below it -- they use your version. (The same text is in `helpers/`, which later
+  notebooks import, so your edits stay in this notebook.)
+* **Predict, then run**: before a result that may surprise you, the notebook asks what you expect.
+  Write your guess down first.
+* Each notebook ends with a summary and exercises; worked solutions are in `solutions/`.
+"""
+
+
+def _read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def numbered():
+    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+
+
+def title_and_idea(path):
+    """``('03', 'split_and_load by hand', 'a batch is cut ...')`` from a notebook's first cell."""
+    first = _read(path).cells[0].source
+    m = re.match(r'# (\d\d) · (.+)', first)
+    if not m:
+        raise ValueError(f'{os.path.basename(path)}: the first cell must start with "# NN · Title"')
+    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
+    if not idea:
+        raise ValueError(f'{os.path.basename(path)}: the first cell needs a "**The one idea:** ..." paragraph')
+    return m.group(1), m.group(2).strip(), ' '.join(idea.group(1).split())
+
+
+def solutions_of(path):
+    """The worked-solutions notebook of a numbered notebook, or None."""
+    stem = os.path.basename(path)[:-len('.ipynb')]
+    candidate = os.path.join(NOTEBOOKS, 'solutions', f'{stem}-solutions.ipynb')
+    return candidate if os.path.exists(candidate) else None
+
+
+def _link(path, here):
+    number, title, _ = title_and_idea(path)
+    return f'{number} · {title}', os.path.relpath(path, os.path.dirname(here))
+
+
+def nav_text(path, position):
+    """The markdown of the top (``position='top'``) or bottom navigation cell of a notebook."""
+    paths = numbered()
+    contents = os.path.relpath(CONTENTS, os.path.dirname(path))
+    if os.path.dirname(path) != NOTEBOOKS:            # a solutions notebook: back to its lesson
+        stem = os.path.basename(path)[:-len('-solutions.ipynb')]
+        name, rel = _link(os.path.join(NOTEBOOKS, stem + '.ipynb'), path)
+        return f'[‹ back to {name}]({rel}) · [Contents]({contents})'
+    i = paths.index(path)
+    parts = []
+    if i > 0:
+        name, rel = _link(paths[i - 1], path)
+        parts.append(f'[‹ {name}]({rel})')
+    parts.append(f'[Contents]({contents})')
+    if i + 1 < len(paths):
+        name, rel = _link(paths[i + 1], path)
+        parts.append(f'[{name} ›]({rel})')
+    text = ' · '.join(parts)
+    solutions = solutions_of(path)
+    if position == 'bottom' and solutions:
+        text += f'  \nWorked solutions to the exercises: [{os.path.relpath(solutions, NOTEBOOKS)}]' \
+                f'({os.path.relpath(solutions, os.path.dirname(path))})'
+    return text
+
+
+def _nav_cell(text):
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata['tags'] = ['nav']
+    return cell
+
+
+def _is_nav(cell):
+    return cell.cell_type == 'markdown' and 'nav' in cell.metadata.get('tags', [])
+
+
+def with_navigation(path):
+    """The notebook with exactly one nav cell after the title and one at the end (others removed)."""
+    nb = _read(path)
+    body = [c for c in nb.cells if not _is_nav(c)]
+    nb.cells = body[:1] + [_nav_cell(nav_text(path, 'top'))] + body[1:] + [_nav_cell(nav_text(path, 'bottom'))]
+    return nb
+
+
+def contents_notebook():
+    lines = [INTRO, '## The notebooks', '', '| # | notebook | the one idea |', '|---|---|---|']
+    for path in numbered():
+        number, title, idea = title_and_idea(path)
+        lines.append(f'| {number} | [{title}]({os.path.basename(path)}) | {idea} |')
+    solved = [p for p in numbered() if solutions_of(p)]
+    if solved:
+        lines += ['', '## Worked solutions', '']
+        for path in solved:
+            number, title, _ = title_and_idea(path)
+            rel = os.path.relpath(solutions_of(path), NOTEBOOKS)
+            lines.append(f'* [{number} · {title}]({rel})')
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell('\n'.join(lines).strip())]
+    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
+    return nb
+
+
+def readme_table():
+    rows = ['| # | notebook | the one idea |', '|---|---|---|']
+    for path in numbered():
+        number, title, idea = title_and_idea(path)
+        rel = os.path.relpath(path, ROOT)
+        rows.append(f'| {number} | [{title}]({rel}) | {idea} |')
+    return '\n'.join(rows)
+
+
+def planned():
+    """``{path: new text}`` of every file whose navigation is not what it should be."""
+    out = {}
+    targets = numbered() + sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*-solutions.ipynb')))
+    for path in targets:
+        text = nbformat.writes(with_navigation(path)) + '\n'
+        with open(path) as f:
+            if f.read() != text:
+                out[path] = text
+    text = nbformat.writes(contents_notebook()) + '\n'
+    if not os.path.exists(CONTENTS) or open(CONTENTS).read() != text:
+        out[CONTENTS] = text
+    with open(README) as f:
+        readme = f.read()
+    if START in readme and END in readme:
+        head, rest = readme.split(START, 1)
+        _, tail = rest.split(END, 1)
+        new = f'{head}{START}\n{readme_table()}\n{END}{tail}'
+        if new != readme:
+            out[README] = new
+    return out
+
+
+def main(argv):
+    changes = planned()
+    for path, text in changes.items():
+        if '--check' in argv:
+            print(f'{os.path.relpath(path, ROOT)}: navigation out of date (run python tools/navigation.py)')
+        else:
+            with open(path, 'w') as f:
+                f.write(text)
+            print(f'wrote {os.path.relpath(path, ROOT)}')
+    return 1 if changes and '--check' in argv else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
