@@ -68,3 +68,14 @@ bench: setup
 
 clean:
 	rm -rf $(VENV)
+
+# Maintainers (tools/README.md): keep lesson cells equal to helpers/, rewrite the navigation, and
+# run the notebooks N times (HOG=1: with one core kept busy) to find cells that do not hold every time.
+N ?= 3
+.PHONY: lessons navigation repeat
+lessons: setup
+	$(PY) tools/lessons.py
+navigation: setup
+	$(PY) tools/navigation.py
+repeat: setup
+	$(PY) tools/repeat_check.py -n $(N) $(if $(HOG),--hog,) $(NOTEBOOKS)
