@@ -1,4 +1,5 @@
-"""Input checks for every public helper, in one place and with one policy (used by all notebooks).
+"""Input checks for every public helper, in one place and with one policy (introduced in notebook 00,
+used by all notebooks).
 
 The functions a notebook writes "by hand" (split_and_load, allreduce, the training step, ...) are
 kept short: the algorithm only, with at most one line that calls into this module. Everything that

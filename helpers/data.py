@@ -29,6 +29,8 @@ import urllib.request
 import numpy as np
 import mxnet as mx
 
+from helpers import checks
+
 __all__ = ['TEXT_LABELS', 'get_fashion_mnist_labels', 'find_data_dir', 'load_arrays',
            'ArrayLoader', 'load_data_fashion_mnist', 'as_dataset',
            'DataNotFoundError', 'ChecksumError']
@@ -61,15 +63,15 @@ HOW_TO_GET = (
 
 
 class DataNotFoundError(FileNotFoundError):
-    """Fashion-MNIST files could not be found (or downloaded)."""
+    """Fashion-MNIST files could not be found (or downloaded) (notebook 00)."""
 
 
 class ChecksumError(ValueError):
-    """A Fashion-MNIST file exists but its content is not the expected one."""
+    """A Fashion-MNIST file exists but its content is not the expected one (notebook 00)."""
 
 
 def get_fashion_mnist_labels(labels):
-    """Text names of numeric Fashion-MNIST labels (same as ``d2l.get_fashion_mnist_labels``)."""
+    """Text names of numeric Fashion-MNIST labels, as ``d2l.get_fashion_mnist_labels`` (notebook 00)."""
     return [TEXT_LABELS[int(i)] for i in labels]
 
 
@@ -122,7 +124,7 @@ def _download(name, directory, mirrors, timeout):
 
 
 def find_data_dir(root=None, download=True, mirrors=MIRRORS, timeout=DOWNLOAD_TIMEOUT):
-    """Return ``(directory, source)`` of a directory holding all four Fashion-MNIST files.
+    """Return ``(directory, source)`` of a directory holding all four Fashion-MNIST files (notebook 00).
 
     ``source`` is one of ``'argument'``, ``'environment'``, ``'debian'``, ``'mxnet-cache'``,
     ``'download'``. Raises :class:`DataNotFoundError` naming what is missing and where it looked.
@@ -194,7 +196,8 @@ def _load_dir(directory):
 
 
 def load_arrays(train=True, root=None, download=True):
-    """``(images, labels)`` as NumPy arrays: float32 ``(N, 1, 28, 28)`` in [0, 1] and int32 ``(N,)``.
+    """``(images, labels)`` as NumPy arrays: float32 ``(N, 1, 28, 28)`` in [0, 1] and int32 ``(N,)``
+    (notebook 00).
 
     Files are read, verified and decoded once per process; later calls return the same arrays.
     """
@@ -216,13 +219,15 @@ def _as_float(directory, train):
 
 
 def as_dataset(train=True, root=None):
-    """The same data as a ``gluon.data.ArrayDataset`` (for use with ``gluon.data.DataLoader``)."""
+    """The same data as a ``gluon.data.ArrayDataset``, for ``gluon.data.DataLoader`` (notebook 00; the
+    tutorial-style loop of ``benchmarks/train_epoch.py``)."""
     images, labels = load_arrays(train, root)
     return mx.gluon.data.ArrayDataset(images, labels)
 
 
 class ArrayLoader:
-    """Minibatches ``(X, y)`` of in-memory arrays as NDArrays, like a ``gluon.data.DataLoader``.
+    """Minibatches ``(X, y)`` of in-memory arrays as NDArrays, like a ``gluon.data.DataLoader``
+    (notebook 00; used by every training notebook).
 
     ``shuffle=True`` draws a new permutation every epoch from its own generator seeded with ``seed``,
     so two loaders with the same seed yield the same batches in the same order. ``last_batch`` is
@@ -231,8 +236,7 @@ class ArrayLoader:
     """
 
     def __init__(self, X, y, batch_size, shuffle=False, seed=None, last_batch='keep', ctx=None):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f'batch_size must be a positive whole number, got {batch_size!r}')
+        batch_size = checks.whole(batch_size, 'batch_size', 1)
         if len(X) != len(y):
             raise ValueError(f'X and y must have the same first dimension, got {len(X)} and {len(y)}')
         if last_batch not in ('keep', 'discard'):
@@ -262,7 +266,8 @@ class ArrayLoader:
 
 
 def load_data_fashion_mnist(batch_size, n_train=None, n_test=None, seed=0, root=None):
-    """``(train_iter, test_iter)`` over Fashion-MNIST, as ``d2l.load_data_fashion_mnist`` returns.
+    """``(train_iter, test_iter)`` over Fashion-MNIST, as ``d2l.load_data_fashion_mnist`` returns
+    (notebook 00; used by every training notebook).
 
     The training iterator reshuffles every epoch (reproducibly, from ``seed``); the test iterator
     does not. ``n_train`` / ``n_test`` keep only the first examples, for quick runs on CPUs.
@@ -270,8 +275,8 @@ def load_data_fashion_mnist(batch_size, n_train=None, n_test=None, seed=0, root=
     X, y = load_arrays(True, root)
     Xt, yt = load_arrays(False, root)
     for n, name, total in ((n_train, 'n_train', len(X)), (n_test, 'n_test', len(Xt))):
-        if n is not None and not (isinstance(n, (int, np.integer)) and 0 < n <= total):
-            raise ValueError(f'{name} must be a whole number in 1..{total}, got {n!r}')
+        if n is not None and checks.whole(n, name, 1) > total:
+            raise ValueError(f'{name} must be at most {total}, got {n}')
     X, y = X[:n_train], y[:n_train]
     Xt, yt = Xt[:n_test], yt[:n_test]
     return (ArrayLoader(X, y, batch_size, shuffle=True, seed=seed),

@@ -31,7 +31,7 @@ def _inline_in_kernel():
 
 
 def use_png():
-    """Render inline figures as PNG (call after anything from d2l that switched to SVG)."""
+    """Render inline figures as PNG (notebook 00 on; call after anything from d2l that switched to SVG)."""
     backend_inline.set_matplotlib_formats('png')
 
 
@@ -71,7 +71,7 @@ def history(histories, title=None, figsize=(8, 3.2)):
 
 
 PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
-                'update': 'tab:green', 'other': 'tab:gray'}
+                'update': 'tab:green', 'other': 'tab:blue'}
 
 
 def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
@@ -83,7 +83,7 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
     for s in spans:
         kind = classify(s.name) if classify else 'other'
         ax.barh(devices.index(s.device), s.end - s.start, left=s.start, height=0.6,
-                color=PHASE_COLORS.get(kind, 'tab:gray'), edgecolor='white', linewidth=0.3,
+                color=PHASE_COLORS.get(kind, 'tab:blue'), edgecolor='white', linewidth=0.3,
                 label=kind if kind not in seen and classify else None)
         seen.add(kind)
     ax.set_yticks(range(len(devices)))

@@ -18,6 +18,30 @@ import mxnet as mx
 __all__ = ['Span', 'trace', 'phase']
 
 Span = collections.namedtuple('Span', 'device name start end')
+Span.__doc__ = 'One operator the engine ran: device, name, start and end in ms (notebooks 01, 05).'
+
+
+_LANES = {}   # profiler pid -> lane name; MXNet names its lanes only in the first dump of a process
+
+
+def _device(pid):
+    """The context of a profiler lane. The profiler has one CPU lane per processor core, then the
+    GPU lanes, then 'cpu pinned' and 'cpu shared' (``Profiler::DeviceIndex``,
+    src/profiler/profiler.h): a CPU context whose id is beyond the number of cores lands on a lane
+    named for something else. Without GPU lanes that can only be ``cpu(pid)``."""
+    name = _LANES.get(pid, '')
+    if name.startswith(('cpu/', 'gpu/')):
+        return name.replace('/', '(') + ')'
+    return f'cpu({pid})' if not any(n.startswith('gpu/') for n in _LANES.values()) else None
+
+
+def _events(text):
+    """The events of one ``mx.profiler.dump(finished=False)``: the first dump of a process is an
+    unterminated JSON object, later ones are continuations that start with a comma."""
+    text = text.strip()
+    if text.startswith('{'):
+        text = text[text.index('[') + 1:]
+    return json.loads('[' + text.lstrip(',').rstrip().rstrip(',') + ']')
 
 
 def trace(fn, *args, **kwargs):
@@ -33,19 +57,18 @@ def trace(fn, *args, **kwargs):
             mx.nd.waitall()
         finally:
             mx.profiler.set_state('stop')
-        mx.profiler.dump(finished=False)
+        mx.profiler.dump(finished=False)      # finished=True would forbid any later trace
         with open(path) as f:
-            events = json.load(f)['traceEvents']
-    lanes = {e['pid']: e['args']['name'].replace('/', '(') + ')' for e in events
-             if e.get('ph') == 'M' and e['args']['name'][:4] in ('cpu/', 'gpu/')}
+            events = _events(f.read())
+    _LANES.update({e['pid']: e['args']['name'] for e in events if e.get('ph') == 'M'})
     begun, spans = {}, []
     for e in events:
-        if e.get('pid') in lanes and e.get('ph') in ('B', 'E'):
+        if e.get('ph') in ('B', 'E') and isinstance(e.get('pid'), int) and _device(e['pid']):
             key = (e['pid'], e['tid'], e['name'])
             if e['ph'] == 'B':
                 begun[key] = e['ts']
             elif key in begun:
-                spans.append((lanes[e['pid']], e['name'], begun.pop(key), e['ts']))
+                spans.append((_device(e['pid']), e['name'], begun.pop(key), e['ts']))
     spans = [s for s in spans if s[1] != 'DeleteVariable']     # the engine freeing memory
     t0 = min((s[2] for s in spans), default=0)
     return result, sorted(Span(d, n, (b - t0) / 1e3, (e - t0) / 1e3) for d, n, b, e in spans)

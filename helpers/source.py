@@ -12,7 +12,8 @@ __all__ = ['show']
 
 
 def show(*objs):
-    """Display the source of functions/classes, syntax-highlighted (plain text in a terminal)."""
+    """Display the source of functions/classes, syntax-highlighted (notebook 08: code shown for
+    reading, not for editing; lessons are editable cells instead)."""
     if not objs:
         raise ValueError('show() needs at least one function or class')
     for obj in objs:

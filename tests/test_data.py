@@ -151,12 +151,12 @@ def test_loader_covers_every_example_once_per_epoch_and_is_reproducible():
     assert len(data.ArrayLoader(X, y, 4, last_batch='discard')) == 2
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(batch_size=0), 'batch_size'), (dict(batch_size=2.5), 'batch_size'),
-    (dict(batch_size=2, last_batch='rollover'), 'last_batch'),
+@pytest.mark.parametrize('kwargs, error, match', [
+    (dict(batch_size=0), ValueError, 'batch_size'), (dict(batch_size=2.5), TypeError, 'batch_size'),
+    (dict(batch_size=2, last_batch='rollover'), ValueError, 'last_batch'),
 ])
-def test_loader_bad_arguments(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_loader_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
         data.ArrayLoader(np.zeros((4, 1)), np.zeros(4), **kwargs)
     with pytest.raises(ValueError, match='same first dimension'):
         data.ArrayLoader(np.zeros((4, 1)), np.zeros(3), 2)

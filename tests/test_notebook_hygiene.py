@@ -1,27 +1,38 @@
-"""Every committed notebook is executed, top to bottom, in order, with no stored error, and listed
-in the README. (nbval then re-runs each one and compares its outputs.)"""
+"""Every committed notebook is executed top to bottom in one run with no stored error, has its title,
+navigation and 'one idea', and is listed in the contents and the README (nbval then re-runs each one
+and compares its outputs)."""
 import glob
 import os
 import re
+import sys
 
 import nbformat
 import pytest
 
 from conftest import NOTEBOOKS, ROOT
 
-PATHS = sorted(glob.glob(os.path.join(NOTEBOOKS, '*.ipynb')))
+sys.path.insert(0, os.path.join(ROOT, 'tools'))
+import navigation  # noqa: E402
+
+NUMBERED = sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+SOLUTIONS = sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*.ipynb')))
+EXECUTED = NUMBERED + SOLUTIONS
 
 
-def test_notebooks_exist_and_are_numbered_in_reading_order():
-    names = [os.path.basename(p) for p in PATHS]
+def test_notebooks_are_numbered_in_reading_order():
+    names = [os.path.basename(p) for p in NUMBERED]
     assert names, 'no notebooks found'
     for name in names:
         assert re.fullmatch(r'\d\d-[a-z0-9-]+\.ipynb', name), f'{name}: expected NN-title.ipynb'
-    numbers = [int(n[:2]) for n in names]
-    assert numbers == list(range(len(numbers))), f'notebooks must be numbered 00, 01, ...: {names}'
+    assert [int(n[:2]) for n in names] == list(range(len(names))), f'numbered 00, 01, ...: {names}'
+    others = set(glob.glob(os.path.join(NOTEBOOKS, '*.ipynb'))) - set(NUMBERED)
+    assert others == {navigation.CONTENTS}, f'unexpected notebooks: {sorted(others)}'
+    for path in SOLUTIONS:
+        stem = os.path.basename(path)[:-len('-solutions.ipynb')]
+        assert os.path.join(NOTEBOOKS, stem + '.ipynb') in NUMBERED, f'{path}: solutions of which notebook?'
 
 
-@pytest.mark.parametrize('path', PATHS, ids=os.path.basename)
+@pytest.mark.parametrize('path', EXECUTED, ids=lambda p: os.path.relpath(p, NOTEBOOKS))
 def test_notebook_is_executed_in_order_without_errors(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == 'code' and c.source.strip()]
@@ -34,11 +45,28 @@ def test_notebook_is_executed_in_order_without_errors(path):
             if out.output_type == 'stream' and out.name == 'stderr':
                 assert 'Traceback' not in out.text, f'code cell {i} printed a traceback'
     assert nb.metadata.get('kernelspec', {}).get('name') == 'python3'
-    assert nb.cells[0].cell_type == 'markdown' and nb.cells[0].source.startswith('# '), \
-        'first cell must be the markdown title'
+    assert nb.cells[0].cell_type == 'markdown' and re.match(r'# \d\d · ', nb.cells[0].source), \
+        'first cell must be the markdown title "# NN · Title"'
+
+
+@pytest.mark.parametrize('path', NUMBERED, ids=os.path.basename)
+def test_notebook_has_the_lesson_form(path):
+    nb = nbformat.read(path, as_version=4)
+    navigation.title_and_idea(path)           # '# NN · Title' and '**The one idea:** ...'
+    text = '\n'.join(c.source for c in nb.cells if c.cell_type == 'markdown')
+    for heading in ('## Summary', '## Exercises'):
+        assert heading in text, f'no "{heading}" section'
+    assert '**Predict' in text, 'no "predict, then run" prompt'
+    assert navigation.solutions_of(path), 'no worked solutions notebook in notebooks/solutions/'
+
+
+def test_navigation_contents_and_readme_table_are_current():
+    stale = navigation.planned()
+    assert not stale, ('navigation out of date (run `make navigation`): '
+                       + ', '.join(os.path.relpath(p, ROOT) for p in stale))
 
 
 def test_readme_lists_every_notebook():
     readme = open(os.path.join(ROOT, 'README.md')).read()
-    for path in PATHS:
+    for path in NUMBERED:
         assert f'notebooks/{os.path.basename(path)}' in readme, f'README does not list {path}'
