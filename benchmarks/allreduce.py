@@ -1,29 +1,24 @@
-"""Allreduce by hand vs MXNet's KVStore, side by side in one run (issue 3, notebook 04).
+"""Allreduce by hand vs MXNet's KVStore, side by side in one run (notebook 04).
 
-    .venv/bin/python benchmarks/allreduce.py [--devices 4] [--size 11000000] [--repeat 7]
+    .venv/bin/python benchmarks/allreduce.py [--devices 4] [--sizes 1e4,1e6,11e6] [--repeat 7]
 
-Times helpers.comm.allreduce_naive, allreduce_ring and kvstore 'device' / 'local' pushpull of a
-ResNet-18-sized gradient (about 11 M float32 values) on k devices (GPUs if there are k, else CPU
-stand-ins), and prints each variant's median time and its ratio to kv 'device'.
-Goal on a 2-core CPU machine, 4 stand-ins, 11 M floats: ring within 1.5x of kv 'device'.
+Times helpers.comm.allreduce_naive and allreduce_ring (the lesson code of notebook 04) and KVStore
+'device' / 'local' pushpull for each array size (float32 elements per device), on k devices (GPUs if
+there are k, else CPU stand-ins), and prints each variant's median time and its ratio to
+'kv device'. The variants run in turn, round after round (helpers.timing.compare), so a busy moment
+of the machine hits all of them; on GPUs one 'device' reduce runs first, so that every variant is
+timed with peer-to-peer access already enabled (MXNet enables it in CommDevice's first reduce,
+src/kvstore/comm.h), whatever the order.
 
-What limits the ring on CPU stand-ins: all "devices" share one memory bus, so the run is bound by
-bytes moved through RAM, not by per-device links. Counting reads + writes of N-byte arrays, k = 4:
-the ring's reduce-scatter copies each chunk into a receive buffer (the stand-in for a transfer over
-a link: read + write) and then adds it (read 2, write 1): 5 (k-1) N = 15 N; its all-gather copies
-2 (k-1) N = 6 N; total 21 N. KVStore 'device' copies k-1 arrays to one merge buffer (6 N), sums
-k arrays in one fused operation (5 N) and copies the result back (6 N): 17 N. By this count about
-1.2x is the floor for a ring that keeps the copy to the neighbour explicit (as it must on GPUs, where
-adding straight from another device's memory is an error).
-
-Measured (quiet machine, 3 runs): ring / kv 'device' = 1.59-1.63, so the count is not the whole story.
-Timing the ring's parts separately: the 12 staging copies take about 13 ms, the 12 additions 21 ms,
-the 12 all-gather copies 33 ms although they move the same bytes as the staging copies: MXNet's
-engine tracks dependencies per *array*, not per slice, so writing one chunk of a device's array waits
-for reads of its other chunks and the all-gather runs as one chain. Keeping every chunk in an array
-of its own removes those false dependencies but costs 2 N more copies per device, and measured
-slower here (157 ms vs 105 ms for the ring as written): on two cores sharing one memory bus, bytes,
-not parallelism, are the limit.
+What decides on CPU stand-ins (notebook 04 explains each from MXNet 1.9.1's source):
+* small arrays: the number of operations issued -- the ring issues 2k(k-1) copies and k(k-1)
+  additions, the naive algorithm 2(k-1) copies and k-1 additions, the KVStore a handful;
+* large arrays: allocation and passes over memory -- the naive algorithm creates a new N-byte array
+  per message, which from 32 MiB on costs fresh zeroed pages (MXNet's CPU storage is not pooled,
+  src/storage/storage.cc); the KVStore reuses buffers allocated at its first push and sums all k
+  inputs in one pass (CommDevice: ElementwiseSum; CommCPU: ReduceSumCPU, multi-threaded from
+  MXNET_KVSTORE_BIGARRAY_BOUND = 1e6 elements); all stand-ins share one memory bus.
+The ring's real advantage -- a link of its own per device -- does not exist on CPU stand-ins.
 """
 import argparse
 import os
@@ -31,26 +26,50 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from helpers.comm import time_allreduce  # noqa: E402
+import mxnet as mx  # noqa: E402
+
+from helpers.comm import allreduce_naive, allreduce_ring  # noqa: E402
 from helpers.devices import describe, get_devices  # noqa: E402
+from helpers.timing import compare  # noqa: E402
+
+
+def variants(devices, size):
+    """``{name: callable}`` of one allreduce of ``size`` float32 per device, each variant checked to
+    leave the sum on every device first."""
+    arrays = [mx.nd.ones(size, ctx=d) for d in devices]
+    stores = {name: mx.kv.create(kind) for name, kind in (('kv device', 'device'), ('kv local', 'local'))}
+    for kv in stores.values():
+        kv.init(0, mx.nd.zeros(size))
+    stores['kv device'].pushpull(0, arrays, out=arrays)          # peer access on (GPUs), for all
+    out = {'naive': lambda: allreduce_naive(arrays),
+           'kv device': lambda: stores['kv device'].pushpull(0, arrays, out=arrays),
+           'kv local': lambda: stores['kv local'].pushpull(0, arrays, out=arrays)}
+    if size >= len(devices):
+        out['ring'] = lambda: allreduce_ring(arrays)
+    for name, fn in out.items():
+        for a in arrays:
+            a[:] = 1
+        fn()
+        for a in arrays:
+            if a[-1].asscalar() != len(devices) or a[0].asscalar() != len(devices):
+                raise AssertionError(f'{name} did not leave the sum on {a.context}')
+    return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--devices', type=int, default=4)
-    parser.add_argument('--size', type=int, default=11_000_000, help='elements per device')
+    parser.add_argument('--sizes', default='1e4,1e6,11e6', help='float32 elements per device, comma separated')
     parser.add_argument('--repeat', type=int, default=7)
     args = parser.parse_args(argv)
     devices = get_devices(args.devices)
     print(describe(devices))
-    print(f'allreduce of {args.size:,} float32 ({args.size * 4 / 1e6:.0f} MB) per device, '
-          f'median of {args.repeat} runs')
-    times = time_allreduce(devices, args.size, args.repeat)
-    base = times['kv device']
-    for name, t in times.items():
-        print(f'  {name:10s} {t * 1e3:8.1f} ms   {t / base:5.2f}x kv device')
-    ratio = times['ring'] / base
-    print(f'ring / kv device = {ratio:.2f} (goal: <= 1.5) -> {"met" if ratio <= 1.5 else "NOT met"}')
+    for size in (int(float(s)) for s in args.sizes.split(',')):
+        times = compare(variants(devices, size), repeat=args.repeat)
+        base = times['kv device']
+        print(f'{size:>12,} float32 ({size * 4 / 2**20:7.2f} MiB) per device, median of {args.repeat} rounds:')
+        for name, t in sorted(times.items(), key=lambda item: item[1]):
+            print(f'    {name:10s} {t * 1e3:9.2f} ms   {t / base:5.2f} x kv device')
     return 0
 
 

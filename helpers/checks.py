@@ -21,7 +21,7 @@ import numpy as np
 import mxnet as mx
 
 __all__ = ['whole', 'positive', 'devices', 'arrays', 'weights', 'shards', 'batch', 'labels',
-           'replicas']
+           'cost_model', 'replicas']
 
 
 def whole(value, name, minimum=0):
@@ -140,6 +140,17 @@ def labels(X, y):
     if len(X) != len(y):
         raise ValueError(f'X and y must have the same first dimension (one label per example), '
                          f'got {len(X)} examples and {len(y)} labels')
+
+
+def cost_model(k, nbytes, alpha, bandwidth, gamma):
+    """The arguments of an alpha-beta-gamma cost model (notebook 04): ``k`` >= 1 (a number or an
+    array), ``nbytes``, ``alpha``, ``gamma`` >= 0 and ``bandwidth`` > 0."""
+    if np.any(np.asarray(k, dtype=float) < 1):
+        raise ValueError(f'k must be >= 1 devices, got {k}')
+    for value, name in ((nbytes, 'nbytes'), (alpha, 'alpha'), (gamma, 'gamma')):
+        if not value >= 0:
+            raise ValueError(f'{name} must be >= 0, got {value}')
+    positive(bandwidth, 'bandwidth')
 
 
 def replicas(device_params, devs):

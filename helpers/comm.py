@@ -64,8 +64,11 @@ def allreduce_ring(arrays, send=copy_to):
     return arrays
 
 
-# Below this many elements per array, `allreduce` uses the naive algorithm (see its docstring).
-RING_MIN_ELEMENTS = {'cpu': 1 << 20, 'gpu': 1 << 20}
+# Below this many elements per array, `allreduce` uses the naive algorithm. CPU: measured on CPU
+# stand-ins in notebook 04 (the naive algorithm is faster until its 32 MiB allocation jump). GPU: an
+# estimate from the alpha-beta model (notebook 04), not a measurement: time it with
+# benchmarks/allreduce.py on your GPUs and set it.
+RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': 1 << 18}
 
 
 def allreduce(arrays, send=copy_to):

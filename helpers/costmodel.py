@@ -29,7 +29,7 @@ import numpy as np
 from helpers import checks
 
 __all__ = ['naive_bytes_per_device', 'ring_bytes_per_device', 'ring_lower_bound', 'cost_naive',
-           'cost_ring', 'cost_tree', 'cost_rabenseifner', 'LINKS', 'link']
+           'cost_ring', 'cost_tree', 'cost_rabenseifner', 'LINKS', 'LINK_SOURCES', 'link']
 
 
 def naive_bytes_per_device(k, nbytes):
@@ -57,56 +57,65 @@ def ring_lower_bound(k, nbytes):
     return 2 * (k - 1) / k * nbytes
 
 
-def _check(k, nbytes, alpha, bandwidth, gamma):
-    k = np.asarray(k, dtype=float)
-    if np.any(k < 1):
-        raise ValueError(f'k must be >= 1 devices, got {k}')
-    if nbytes < 0 or alpha < 0 or gamma < 0:
-        raise ValueError('nbytes, alpha and gamma must be >= 0')
-    if bandwidth <= 0:
-        raise ValueError(f'bandwidth must be > 0 bytes/s, got {bandwidth}')
-    return k, nbytes / bandwidth, nbytes * gamma
-
-
 def cost_naive(k, nbytes, alpha, bandwidth, gamma=0.0):
     """Seconds of reduce-to-device-0 + broadcast (notebook 04): device 0 receives and adds ``k-1``
     whole arrays one after the other, then sends ``k-1``."""
-    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
-    return 2 * (k - 1) * (alpha + nb) + (k - 1) * ng
+    checks.cost_model(k, nbytes, alpha, bandwidth, gamma)
+    k, beta = np.asarray(k, dtype=float), 1 / bandwidth
+    return 2 * (k - 1) * (alpha + nbytes * beta) + (k - 1) * nbytes * gamma
 
 
 def cost_ring(k, nbytes, alpha, bandwidth, gamma=0.0):
     """Seconds of the ring allreduce (notebook 04): ``2 (k-1)`` steps of one ``N/k`` chunk on every
-    link at once; the reduce-scatter half adds ``k-1`` chunks per device."""
-    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
-    return 2 * (k - 1) * (alpha + nb / k) + (k - 1) / k * ng
+    link at once; in the reduce-scatter half every device adds ``k-1`` chunks."""
+    checks.cost_model(k, nbytes, alpha, bandwidth, gamma)
+    k, beta = np.asarray(k, dtype=float), 1 / bandwidth
+    return 2 * (k - 1) * (alpha + nbytes / k * beta) + (k - 1) / k * nbytes * gamma
 
 
 def cost_tree(k, nbytes, alpha, bandwidth, gamma=0.0):
     """Seconds of an unpipelined binomial-tree reduce + broadcast (notebook 04): ``ceil(log2 k)``
     levels each way, each passing whole arrays."""
-    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
-    levels = np.ceil(np.log2(k))
-    return 2 * levels * (alpha + nb) + levels * ng
+    checks.cost_model(k, nbytes, alpha, bandwidth, gamma)
+    levels, beta = np.ceil(np.log2(np.asarray(k, dtype=float))), 1 / bandwidth
+    return 2 * levels * (alpha + nbytes * beta) + levels * nbytes * gamma
 
 
 def cost_rabenseifner(k, nbytes, alpha, bandwidth, gamma=0.0):
     """Seconds of Rabenseifner's allreduce (notebook 04): reduce-scatter by recursive halving, then
     all-gather by recursive doubling; ``k`` a power of two."""
-    k, nb, ng = _check(k, nbytes, alpha, bandwidth, gamma)
-    return 2 * np.log2(k) * alpha + 2 * (k - 1) / k * nb + (k - 1) / k * ng
+    checks.cost_model(k, nbytes, alpha, bandwidth, gamma)
+    k, beta = np.asarray(k, dtype=float), 1 / bandwidth
+    return 2 * np.log2(k) * alpha + 2 * (k - 1) / k * nbytes * beta + (k - 1) / k * nbytes * gamma
 
 
-# Links between devices, for the model's plots (notebooks 04 and 09). Bandwidths are the vendors'
-# published peak figures *per direction*; the latencies are assumed round orders of magnitude, not
-# measurements. `k_max`: how many devices one such link plausibly connects (one NVLink domain or
-# one PCIe host holds 8 GPUs; Ethernet joins machines). Sources are in LINK_SOURCES.
-LINKS = {}
-LINK_SOURCES = {}
+# Links between devices, for the model's plots (notebooks 04 and 09): per-GPU bandwidth in bytes/s,
+# *per direction*, from the vendors' published peak figures (LINK_SOURCES); `alpha`: seconds per
+# message, an assumed round order of magnitude, not a measurement; `k_max`: how many devices one such
+# link plausibly connects (a PCIe host or an NVLink/NVSwitch board holds 8 GPUs; Ethernet joins
+# machines). Real transfers reach less than the peak.
+LINKS = {
+    'PCIe 3.0 x16': dict(bandwidth=15.75e9, alpha=10e-6, k_max=8),
+    'PCIe 4.0 x16': dict(bandwidth=31.5e9, alpha=10e-6, k_max=8),
+    'NVLink 2 (V100)': dict(bandwidth=150e9, alpha=5e-6, k_max=8),
+    'NVLink 3 (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
+    '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
+}
+LINK_SOURCES = {
+    'PCIe 3.0 x16': 'PCI-SIG, PCI Express Base Specification 3.0: 8 GT/s per lane, 128b/130b encoding, '
+                    'x16 -> 15.75 GB/s per direction',
+    'PCIe 4.0 x16': 'PCI-SIG, PCI Express Base Specification 4.0: 16 GT/s per lane, 128b/130b -> 31.5 GB/s '
+                    'per direction',
+    'NVLink 2 (V100)': 'NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink 2.0 links of 25 GB/s '
+                       'per direction, 300 GB/s total per GPU (150 GB/s per direction)',
+    'NVLink 3 (A100)': 'NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 12 NVLink 3 links, '
+                       '600 GB/s total per GPU (300 GB/s per direction)',
+    '100 GbE': 'IEEE 802.3 (100 Gb/s Ethernet): 100 Gb/s line rate = 12.5 GB/s per direction',
+}
 
 
 def link(name):
-    """``dict(alpha=..., bandwidth=..., k_max=...)`` of a link in :data:`LINKS` (notebook 04)."""
+    """``dict(alpha=..., bandwidth=..., k_max=...)`` of a link in :data:`LINKS` (notebooks 04, 09)."""
     if name not in LINKS:
         raise ValueError(f'unknown link {name!r}; known: {", ".join(LINKS)}')
     return LINKS[name]

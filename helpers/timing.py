@@ -14,7 +14,7 @@ import mxnet as mx
 
 from helpers import checks
 
-__all__ = ['time_it', 'copy_times', 'fit_alpha_beta']
+__all__ = ['time_it', 'compare', 'copy_times', 'fit_alpha_beta']
 
 
 def time_it(fn, repeat=5, warmup=1, sync=True):
@@ -36,6 +36,20 @@ def time_it(fn, repeat=5, warmup=1, sync=True):
         times.append(time.perf_counter() - start)
     mx.nd.waitall()  # never leave queued work behind to be billed to the next measurement
     return statistics.median(times)
+
+
+def compare(variants, repeat=5):
+    """Median seconds of each of several callables (``{name: fn}``), measured side by side: one
+    warm-up run each, then ``repeat`` rounds in which every variant runs once, in turn, so that a
+    busy moment of the machine hits all of them alike (notebooks 04, 07; the benchmarks)."""
+    repeat = checks.whole(repeat, 'repeat', 1)
+    times = {name: [] for name in variants}
+    for fn in variants.values():
+        time_it(fn, repeat=1, warmup=1)
+    for _ in range(repeat):
+        for name, fn in variants.items():
+            times[name].append(time_it(fn, repeat=1, warmup=0))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def copy_times(src, dst, sizes, repeat=5, fresh=False):

@@ -5,6 +5,7 @@
 - dp-data-vs-model.svg  notebook 02: data parallelism vs model parallelism
 - dp-batch-split.svg    notebook 03: even, uneven and weighted splits of a batch
 - dp-ring-steps.svg     notebook 04: reduce-scatter and all-gather steps of ring allreduce, k = 4
+- dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
 """
 import os
 
@@ -32,9 +33,10 @@ def box(ax, x, y, w, h, text='', color='white', alpha=1.0, fontsize=9, edge='bla
         ax.text(x + w / 2, y + h / 2, text, ha='center', va='center', fontsize=fontsize, color=textcolor)
 
 
-def arrow(ax, x0, y0, x1, y1, color='black', style='-|>', lw=1.2, rad=0.0):
+def arrow(ax, x0, y0, x1, y1, color='black', style='-|>', lw=1.2, rad=0.0, shrink=0):
     ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle=style, mutation_scale=10,
-                                 color=color, lw=lw, connectionstyle=f'arc3,rad={rad}'))
+                                 color=color, lw=lw, connectionstyle=f'arc3,rad={rad}',
+                                 shrinkA=shrink, shrinkB=shrink))
 
 
 def two_devices(ax, title):
@@ -80,7 +82,7 @@ def data_vs_model():
 
 def batch_split():
     rows = [('even, n=12, k=4', [3, 3, 3, 3]),
-            ('uneven (even_split=False), n=10, k=4', [3, 3, 2, 2]),
+            ('uneven, n=10, k=4 (Gluon: even_split=False)', [3, 3, 2, 2]),
             ('weighted [3, 1], n=10, k=2', [8, 2])]
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
     for r, (label, sizes) in enumerate(rows):
@@ -154,7 +156,48 @@ def ring_steps(k=4):
     save(fig, 'dp-ring-steps.svg')
 
 
+def naive_vs_ring(k=4):
+    """Two panels: the naive allreduce (everyone to device 0 and back) and the ring (each device to
+    its right neighbour), with the bytes each device sends for an array of N bytes."""
+    import math
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2))
+    pos = [(math.cos(math.pi / 2 - 2 * math.pi * d / k) * 1.6, math.sin(math.pi / 2 - 2 * math.pi * d / k) * 1.6)
+           for d in range(k)]
+
+    def devices(ax):
+        for d, (x, y) in enumerate(pos):
+            ax.add_patch(plt.Circle((x, y), 0.42, facecolor=COLORS[d], alpha=0.35, edgecolor='black'))
+            ax.text(x, y, f'dev {d}', ha='center', va='center', fontsize=10)
+        ax.set_xlim(-2.6, 2.6)
+        ax.set_ylim(-2.9, 2.4)
+        ax.set_aspect('equal')
+        ax.axis('off')
+
+    ax = axes[0]
+    ax.set_title('naive: reduce to device 0, then broadcast', fontsize=11)
+    devices(ax)
+    x0, y0 = pos[0]
+    for d in range(1, k):
+        x, y = pos[d]
+        arrow(ax, x, y, x0, y0, color=COLORS[3], rad=0.15, lw=1.4, shrink=22)    # reduce
+        arrow(ax, x0, y0, x, y, color=COLORS[0], rad=0.15, lw=1.4, shrink=22)    # broadcast
+    ax.text(-2.5, 2.1, '1. reduce', color=COLORS[3], fontsize=10)
+    ax.text(-2.5, 1.75, '2. broadcast', color=COLORS[0], fontsize=10)
+    ax.text(0, -2.45, f'device 0 sends {k - 1}N and receives {k - 1}N,\none after the other; the others send N',
+            ha='center', fontsize=10)
+    ax = axes[1]
+    ax.set_title('ring: each device sends to its right neighbour', fontsize=11)
+    devices(ax)
+    for d in range(k):
+        (x, y), (x1, y1) = pos[d], pos[(d + 1) % k]
+        arrow(ax, x, y, x1, y1, color=COLORS[2], rad=-0.25, lw=1.6, shrink=22)
+    ax.text(0, -2.45, f'2(k-1) = {2 * (k - 1)} steps; in each, every device sends\none chunk of N/k at the same time: '
+            f'2(k-1)/k N = {2 * (k - 1) / k:g}N each', ha='center', fontsize=10)
+    save(fig, 'dp-naive-vs-ring.svg')
+
+
 if __name__ == '__main__':
+    naive_vs_ring()
     data_vs_model()
     batch_split()
     ring_steps()
