@@ -1,7 +1,12 @@
-"""Launch a local MXNet parameter-server job (scheduler + servers + workers) -- notebook 08.
+"""Run a local MXNet parameter-server job (scheduler + servers + workers) and babysit it -- notebook 08.
 
-:func:`run_local_job` starts a job with MXNet's own launcher, ``mxnet/tools/launch.py --launcher
-local``, on this machine's loopback interface, and babysits it:
+A job is started, polled and stopped (:class:`Job`); :func:`run_local_job` is that loop:
+
+    job = Job(command, num_workers, num_servers, timeout)   # start: MXNet's launcher, every process
+    while not job.poll(): ...                               # a dead process raises, naming it
+    job.stop()                                              # always: success, error, timeout, Ctrl-C
+
+What it guarantees:
 
 - every process's output is streamed, each line prefixed with the process's role and index
   (``[worker 1] ...``, ``[server 0] ...``, ``[scheduler] ...``; ``[launcher] ...`` for the launcher);
@@ -9,17 +14,19 @@ local``, on this machine's loopback interface, and babysits it:
   naming it: without this, the survivors of a parameter-server job wait for the dead one forever;
 - the job has a wall-clock ``timeout``: past it, :class:`DistJobTimeout` names what was still running;
 - however the call ends (success, error, timeout, ``KeyboardInterrupt``), every process it started
-  is stopped: the launcher runs in a process group of its own and the whole group is killed.
+  is stopped: the launcher runs in a process group of its own, the whole group is killed, and so is
+  every process recorded in the job directory.
 
-How it works. The launcher starts the same command once per process, with ``DMLC_ROLE`` (scheduler,
-server, worker) and ``DMLC_TASK_ID`` in its environment. Here that command is a tiny *node shim*
-(``python helpers/dist.py node``, standard library only: it must not import ``mxnet``, which would
-turn it into a server). The shim runs the real command (read from the job directory), prefixes
-its output lines, and records its pid and exit status in the job directory, which is what
-:func:`run_local_job` watches.
+How it works. MXNet's launcher (``mxnet/tools/launch.py --launcher local``) starts the same command
+once per process, with ``DMLC_ROLE`` (scheduler, server, worker) and ``DMLC_TASK_ID`` in its
+environment. Here that command is a tiny *node shim* (``python helpers/dist.py node``, standard
+library only: importing ``mxnet`` would turn it into a server). The shim runs the real command (read
+from the job directory), prefixes its output lines, and records its pid and exit status in the job
+directory, which is what :meth:`Job.poll` reads. A *placement* (``place=``) can run each process in a
+network namespace of its own, at an address of its own (notebook 08 measures traffic that way).
 
-The one compatibility fix for MXNet 1.9.1 on Python >= 3.9 lives in :func:`_launcher_main`.
-This module deliberately does not import ``mxnet``.
+The one compatibility fix MXNet 1.9.1's launcher needs on Python >= 3.9 lives in
+:func:`_launcher_main`, nowhere else. This module deliberately does not import ``mxnet``.
 """
 import os
 import sys
@@ -29,29 +36,31 @@ if __name__ == '__main__' and sys.path and os.path.abspath(sys.path[0]) == os.pa
     sys.path.pop(0)  # run as a script: helpers/ itself must not shadow standard modules
 
 import json
+import numbers
 import queue
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
-import shutil
 
-__all__ = ['run_local_job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'job_processes',
+__all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'job_processes',
            'launcher_path', 'LOOPBACK']
 
 LOOPBACK = '127.0.0.1'
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
 DEADLINE_ENV = 'MXDP_DIST_DEADLINE'
+ROOT_URI_ENV = 'MXDP_DIST_ROOT_URI'
 _HERE = os.path.abspath(__file__)
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
 
 
 class DistJobError(RuntimeError):
-    """A distributed job failed. ``nodes`` maps each process name to its status dict (``pid``,
-    ``exit``), ``lines`` holds the output seen so far, ``still_running`` the processes that were
-    alive when it was stopped."""
+    """A distributed job failed (notebook 08). ``nodes`` maps each process name to its status dict
+    (``pid``, ``exit``), ``lines`` holds the output seen so far, ``still_running`` the processes
+    that were alive when it was stopped, ``jobdir`` the job's directory (deleted by then)."""
 
     def __init__(self, message, nodes=None, lines=None, still_running=(), jobdir=None):
         super().__init__(message)
@@ -62,11 +71,12 @@ class DistJobError(RuntimeError):
 
 
 class DistJobTimeout(DistJobError, TimeoutError):
-    """A distributed job ran past its timeout (every process was stopped)."""
+    """A distributed job ran past its timeout; every process was stopped (notebook 08)."""
 
 
 class JobResult:
-    """What :func:`run_local_job` returns for a job whose processes all exited with status 0."""
+    """What :func:`run_local_job` returns for a job whose processes all exited with status 0
+    (notebook 08)."""
 
     def __init__(self, lines, nodes, wall_time, port, launcher_cmd, launcher_pid, jobdir):
         self.lines = lines                # [(name, text)], in arrival order
@@ -87,7 +97,8 @@ class JobResult:
 
 
 def launcher_path():
-    """Path of MXNet's launcher, ``mxnet/tools/launch.py``, found without importing ``mxnet``."""
+    """Path of MXNet's launcher, ``mxnet/tools/launch.py``, found without importing ``mxnet``
+    (notebook 08)."""
     import importlib.util
     spec = importlib.util.find_spec('mxnet')
     if spec is None or not spec.submodule_search_locations:
@@ -99,20 +110,22 @@ def launcher_path():
 def _launcher_main(argv):
     """Run MXNet's ``tools/launch.py`` with ``argv``, after the one compatibility fix it needs.
 
-    WHY: MXNet 1.9.1 bundles a dmlc_tracker that calls ``threading.Thread.isAlive()``, which
-    Python 3.9 removed (it is ``is_alive()`` since Python 2.6), so ``python -m mxnet.tools.launch``
-    crashes on Python >= 3.9 as soon as the job starts. We restore the old name here, in this
-    process only, instead of patching site-packages.
+    WHY: MXNet 1.9.1 bundles a dmlc_tracker whose ``PSTracker.join`` and ``alive`` call
+    ``threading.Thread.isAlive()`` (dmlc_tracker/tracker.py), which Python 3.9 removed (it has been
+    ``is_alive()`` since Python 2.6). So ``python -m mxnet.tools.launch`` crashes on every Python this
+    series supports (3.9-3.12) as soon as the job starts. We restore the old name here, in the
+    launcher's process only, instead of patching site-packages.
 
     Also, in ``--launcher local`` mode the tracker announces the machine's first non-loopback
-    address to the processes; a local job has no reason to leave the machine, so the scheduler's
-    address is pinned to ``127.0.0.1`` (``LOOPBACK``).
+    address as the scheduler's; a local job has no reason to leave the machine, so that address is
+    pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
     """
     if not hasattr(threading.Thread, 'isAlive'):
         threading.Thread.isAlive = threading.Thread.is_alive
     if 'local' in argv:
         from dmlc_tracker import tracker
-        tracker.get_host_ip = lambda host_ip=None: LOOPBACK
+        root = os.environ.get(ROOT_URI_ENV, LOOPBACK)
+        tracker.get_host_ip = lambda host_ip=None: root
     import runpy
     path = launcher_path()
     sys.argv = [path] + list(argv)
@@ -142,14 +155,24 @@ def _status_file(jobdir, name, kind):
 
 
 def _node_main():
-    """One process of the job: run the real command, prefix its output, record pid and exit."""
+    """One process of the job: run the real command (in its network namespace, if the job has a
+    placement), prefix its output, record its pid and exit status."""
     jobdir = os.environ[JOBDIR_ENV]
     name = _node_name(os.environ)
     with open(os.path.join(jobdir, 'command.json')) as f:
         command = json.load(f)
+    env = dict(os.environ)
+    place = {}
+    if os.path.exists(os.path.join(jobdir, 'place.json')):
+        with open(os.path.join(jobdir, 'place.json')) as f:
+            place = json.load(f).get(name, {})
+    if place.get('host'):
+        env['DMLC_NODE_HOST'] = place['host']         # the address this process binds and announces
+    if place.get('netns'):
+        command = ['ip', 'netns', 'exec', place['netns']] + command   # setns, then exec: same pid
     try:
         child, error = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL), None
+                                        stdin=subprocess.DEVNULL, env=env), None
     except OSError as exc:  # e.g. no such program: report it as this process's failure
         child, error = None, exc
     _write_json(_status_file(jobdir, name, 'start'),
@@ -175,7 +198,7 @@ def _node_main():
     sys.exit(code if code >= 0 else 128 - code)
 
 
-# --------------------------------------------------------------------------- the job
+# --------------------------------------------------------------------------- process bookkeeping
 def _describe_exit(code):
     if code < 0:
         try:
@@ -210,9 +233,9 @@ def _alive(pid):
 
 
 def job_processes(jobdir):
-    """Live processes (zombies excluded) started for the job whose directory is ``jobdir``:
-    the launcher and every scheduler, server and worker carry it in their environment. After
-    :func:`run_local_job` returns or raises, this is empty (notebook 08 and the tests check it)."""
+    """Live processes (zombies excluded) started for the job whose directory is ``jobdir``: the
+    launcher and every scheduler, server and worker carry it in their environment (notebook 08).
+    After :func:`run_local_job` returns or raises, this is empty (notebook 08 and the tests check it)."""
     import psutil
     found = []
     for p in psutil.process_iter():
@@ -224,18 +247,14 @@ def job_processes(jobdir):
     return found
 
 
-def _expected_names(num_workers, num_servers):
-    return (['scheduler'] + [f'server {i}' for i in range(num_servers)]
-            + [f'worker {i}' for i in range(num_workers)])
-
-
-def _stop_all(proc, nodes, grace):
-    """Stop the launcher, its process group and every recorded process; wait until all are gone."""
+def _kill_all(launcher, nodes, grace):
+    """SIGTERM, then SIGKILL, the launcher's process group and every recorded process; return the
+    pids that survived both."""
     import psutil
     procs = []
     try:
-        launcher = psutil.Process(proc.pid)
-        procs += [launcher] + launcher.children(recursive=True)
+        leader = psutil.Process(launcher.pid)
+        procs += [leader] + leader.children(recursive=True)
     except psutil.Error:
         pass
     for info in nodes.values():
@@ -246,7 +265,7 @@ def _stop_all(proc, nodes, grace):
                 pass
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(proc.pid, sig)  # the launcher leads its own group (start_new_session)
+            os.killpg(launcher.pid, sig)  # the launcher leads its own group (start_new_session)
         except (ProcessLookupError, PermissionError):
             pass
         for p in procs:
@@ -259,155 +278,205 @@ def _stop_all(proc, nodes, grace):
         if not procs:
             break
     try:
-        proc.wait(timeout=grace)
+        launcher.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
     return [p.pid for p in procs if _alive(p.pid)]
 
 
-def _running(nodes):
-    return [f'{n} (pid {i["pid"]})' for n, i in sorted(nodes.items())
-            if i['exit'] is None and _alive(i['pid'])]
+# --------------------------------------------------------------------------- the job
+class Job:
+    """A local parameter-server job: the constructor starts it, :meth:`poll` follows it, :meth:`stop`
+    ends it (notebook 08; :func:`run_local_job` is the loop).
 
-
-def run_local_job(command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True,
-                  cwd=None, grace=3.0, poll=0.1):
-    """Run ``command`` as a local parameter-server job with MXNet's launcher; return a :class:`JobResult`.
-
-    ``command`` (a list of strings) is what every process runs, e.g.
-    ``[sys.executable, '-m', 'helpers.dist_train', '--kvstore', 'dist_sync']``; the launcher adds
-    ``DMLC_ROLE`` and friends to its environment. ``num_workers`` workers and ``num_servers``
-    servers are started, plus one scheduler, all on ``127.0.0.1``. ``env`` adds environment
-    variables for every process. ``echo`` is True (print each prefixed line), False, or a
-    function called with each line.
-
-    Raises :class:`DistJobError` as soon as any process fails (naming it), :class:`DistJobTimeout`
-    after ``timeout`` seconds (naming those still running). Whatever happens, every process it
-    started is stopped before it returns or raises. Derived in notebook 08.
+    ``command`` (a list of strings) is what every process runs; ``num_workers`` workers and
+    ``num_servers`` servers are started, plus one scheduler, by MXNet's launcher in local mode, all on
+    ``127.0.0.1`` unless ``place`` says otherwise. ``timeout`` (seconds) is the job's deadline: the
+    processes' own watchdog kills them 30 s past it even if this object is gone. ``env`` adds
+    environment variables for every process; ``echo`` is True (print each prefixed line), False, or
+    a function called with each line. ``place`` maps a process name (``'scheduler'``, ``'server 0'``,
+    ``'worker 1'``) to ``{'netns': name, 'host': address}``: that process runs in that network
+    namespace and binds that address; ``place['scheduler']['host']`` is announced as the scheduler's.
     """
-    if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
-        raise TypeError(f'command must be a non-empty list of strings, got {command!r}')
-    for value, what, low in ((num_workers, 'num_workers', 1), (num_servers, 'num_servers', 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f'{what} must be a whole number >= {low}, got {value!r}')
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise ValueError(f'timeout must be a positive number of seconds, got {timeout!r}')
-    say = (print if echo is True else (lambda line: None) if not echo else echo)
 
-    jobdir = tempfile.mkdtemp(prefix='mxdp-dist-')
-    _write_json(os.path.join(jobdir, 'command.json'), list(command))
-    start = time.monotonic()
-    job_env = dict(os.environ)
-    job_env.update({
-        JOBDIR_ENV: jobdir,
-        DEADLINE_ENV: str(time.time() + timeout),
-        'PYTHONUNBUFFERED': '1',
-        'PYTHONPATH': os.pathsep.join(p for p in (_ROOT, os.environ.get('PYTHONPATH')) if p),
-        'DMLC_NODE_HOST': LOOPBACK,     # every ps-lite node binds and announces loopback
-        'OMP_NUM_THREADS': job_env.get('OMP_NUM_THREADS', '1'),  # several processes share the cores
-    })
-    for key in ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT'):
-        job_env.pop(key, None)  # set by the launcher, per process
-    job_env.update({str(k): str(v) for k, v in (env or {}).items()})
-    node_cmd = [sys.executable, _HERE, 'node']  # no '-' options: the launcher re-parses its command
-    launcher_cmd = ([sys.executable, _HERE, 'launch', '--launcher', 'local',
-                     '-n', str(num_workers), '-s', str(num_servers)]
-                    + [shlex.quote(c) for c in node_cmd])
-    lines, nodes, out = [], {}, queue.Queue()
-    try:
-        proc = subprocess.Popen(launcher_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=job_env, cwd=cwd or _ROOT,
-                                start_new_session=True)  # its own process group: killed as one
-    except BaseException:
-        shutil.rmtree(jobdir, ignore_errors=True)
-        raise
+    def __init__(self, command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True,
+                 cwd=None, place=None):
+        if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
+            raise TypeError(f'command must be a non-empty list of strings, got {command!r}')
+        for value, what in ((num_workers, 'num_workers'), (num_servers, 'num_servers')):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f'{what} must be a whole number, got {value!r}')
+            if value < 1:
+                raise ValueError(f'{what} must be at least 1, got {value}')
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+            raise TypeError(f'timeout must be a number of seconds, got {timeout!r}')
+        if not timeout > 0:
+            raise ValueError(f'timeout must be a positive number of seconds, got {timeout!r}')
+        self.expected = (['scheduler'] + [f'server {i}' for i in range(num_servers)]
+                         + [f'worker {i}' for i in range(num_workers)])
+        self.timeout, self.lines, self.nodes = float(timeout), [], {}
+        self._say = print if echo is True else (lambda line: None) if not echo else echo
+        self._out, self._launcher_done_at, self._stopped = queue.Queue(), None, False
+        self.jobdir = tempfile.mkdtemp(prefix='mxdp-dist-')
+        try:
+            _write_json(os.path.join(self.jobdir, 'command.json'), list(command))
+            if place:
+                _write_json(os.path.join(self.jobdir, 'place.json'), dict(place))
+            self.launcher_cmd = ([sys.executable, _HERE, 'launch', '--launcher', 'local',
+                                  '-n', str(num_workers), '-s', str(num_servers)]
+                                 + [shlex.quote(c) for c in (sys.executable, _HERE, 'node')])
+            self.start = time.monotonic()
+            self.proc = subprocess.Popen(self.launcher_cmd, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=self._environment(env, place), cwd=cwd or _ROOT,
+                                         start_new_session=True)  # its own process group
+        except BaseException:
+            shutil.rmtree(self.jobdir, ignore_errors=True)
+            raise
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
-    def read():
-        for raw in proc.stdout:
-            out.put(raw.decode(errors='replace').rstrip('\n'))
-        out.put(None)
+    def _environment(self, extra, place):
+        env = dict(os.environ)
+        env.update({
+            JOBDIR_ENV: self.jobdir,
+            DEADLINE_ENV: str(time.time() + self.timeout),
+            'PYTHONUNBUFFERED': '1',
+            'PYTHONPATH': os.pathsep.join(p for p in (_ROOT, os.environ.get('PYTHONPATH')) if p),
+            'DMLC_NODE_HOST': LOOPBACK,     # every ps-lite node binds and announces loopback
+            'OMP_NUM_THREADS': env.get('OMP_NUM_THREADS', '1'),  # the processes share the cores
+        })
+        for key in ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT', ROOT_URI_ENV):
+            env.pop(key, None)  # set by the launcher, per process
+        root = ((place or {}).get('scheduler') or {}).get('host')
+        if root:
+            env[ROOT_URI_ENV] = root
+        env.update({str(k): str(v) for k, v in (extra or {}).items()})
+        return env
 
-    def drain():
+    def _read(self):
+        for raw in self.proc.stdout:
+            self._out.put(raw.decode(errors='replace').rstrip('\n'))
+
+    def _drain(self):
         while True:
             try:
-                line = out.get_nowait()
+                line = self._out.get_nowait()
             except queue.Empty:
                 return
-            if line is None:
-                continue
             if line.startswith('[') and '] ' in line:
                 who, text = line[1:].split('] ', 1)
             else:
-                who, text = 'launcher', line
-                line = f'[launcher] {line}'
-            lines.append((who, text))
-            say(line)
+                who, text, line = 'launcher', line, f'[launcher] {line}'
+            self.lines.append((who, text))
+            self._say(line)
 
-    expected = _expected_names(num_workers, num_servers)
+    def seconds(self):
+        """Seconds since the job started."""
+        return time.monotonic() - self.start
 
-    def fail(cls, message):
-        still = _running(nodes)
+    def expired(self):
+        """True once the job has run past its timeout."""
+        return self.seconds() > self.timeout
+
+    def running(self):
+        """``'name (pid N)'`` of every process of the job that is still alive."""
+        return [f'{n} (pid {i["pid"]})' for n, i in sorted(self.nodes.items())
+                if i['exit'] is None and _alive(i['pid'])]
+
+    def fail(self, cls, message):
+        """Raise ``cls`` (a :class:`DistJobError`) with ``message`` and what is still running."""
+        time.sleep(0.2)      # let the last lines of a dying process arrive
+        self._drain()
+        still = self.running()
+        if cls is DistJobTimeout:
+            missing = [n for n in self.expected if n not in self.nodes]
+            message += f'; never started: {", ".join(missing)}' if missing else ''
         raise cls(message + ('; still running: ' + ', '.join(still) if still else ''),
-                  nodes=nodes, lines=lines, still_running=still, jobdir=jobdir)
+                  nodes=self.nodes, lines=self.lines, still_running=still, jobdir=self.jobdir)
 
-    launcher_done_at = None
-    reader = threading.Thread(target=read, daemon=True)
-    try:
-        reader.start()
-        while True:
-            drain()
-            nodes = _read_nodes(jobdir)
-            failed = [n for n in expected if n in nodes and nodes[n]['exit'] not in (None, 0)]
-            if failed:
-                time.sleep(poll)  # let the dead process's last lines arrive
-                drain()
-                n = failed[0]
-                fail(DistJobError, f'{n} (pid {nodes[n]["pid"]}) died: '
-                                   f'{_describe_exit(nodes[n]["exit"])}; the job was stopped')
-            vanished = [n for n, i in nodes.items() if i['exit'] is None and not _alive(i['shim_pid'])]
-            if vanished:
-                nodes = _read_nodes(jobdir)  # it may have written its exit status just now
-                vanished = [n for n in vanished if nodes[n]['exit'] is None]
-                if vanished:
-                    n = vanished[0]
-                    fail(DistJobError, f'{n} (pid {nodes[n]["pid"]}) vanished without an exit '
-                                       'status; the job was stopped')
-                continue
-            if all(n in nodes and nodes[n]['exit'] == 0 for n in expected):
-                break
-            code = proc.poll()
-            if code is not None:
-                if code != 0:
-                    time.sleep(poll)
-                    drain()
-                    fail(DistJobError, f'the launcher exited with status {code} '
-                                       f'(last output: {lines[-1][1] if lines else "none"!r})')
-                launcher_done_at = launcher_done_at or time.monotonic()
-                if time.monotonic() - launcher_done_at > 10:
-                    missing = [n for n in expected if n not in nodes]
-                    fail(DistJobError, 'the launcher finished but ' + (
-                        f'{", ".join(missing)} never started' if missing else 'processes did not exit'))
-            if time.monotonic() - start > timeout:
-                not_started = [n for n in expected if n not in nodes]
-                fail(DistJobTimeout, f'the job exceeded its timeout of {timeout:g} s and was stopped'
-                     + (f'; never started: {", ".join(not_started)}' if not_started else ''))
-            time.sleep(poll)
-        wall = time.monotonic() - start
+    def poll(self):
+        """Read new output and statuses. True when every process has exited with status 0; raises
+        :class:`DistJobError` naming the first process that died (or vanished), or the launcher."""
+        self._drain()
+        self.nodes = _read_nodes(self.jobdir)
+        for n in self.expected:
+            info = self.nodes.get(n)
+            if info and info['exit'] not in (None, 0):
+                self.fail(DistJobError, f'{n} (pid {info["pid"]}) died: '
+                                        f'{_describe_exit(info["exit"])}; the job was stopped')
+        for n, info in self.nodes.items():
+            if info['exit'] is None and not _alive(info['shim_pid']):
+                self.nodes = _read_nodes(self.jobdir)       # it may have written its status just now
+                if self.nodes[n]['exit'] is None:
+                    self.fail(DistJobError, f'{n} (pid {info["pid"]}) vanished without an exit '
+                                            'status; the job was stopped')
+                return False
+        if all(n in self.nodes and self.nodes[n]['exit'] == 0 for n in self.expected):
+            self.wall_time = self.seconds()
+            return True
+        self._check_launcher()
+        return False
+
+    def _check_launcher(self):
+        code = self.proc.poll()
+        if code is None:
+            return
+        if code != 0:
+            last = self.lines[-1][1] if self.lines else 'none'
+            self.fail(DistJobError, f'the launcher exited with status {code} (last output: {last!r})')
+        self._launcher_done_at = self._launcher_done_at or time.monotonic()
+        if time.monotonic() - self._launcher_done_at > 10:
+            missing = [n for n in self.expected if n not in self.nodes]
+            self.fail(DistJobError, 'the launcher finished but ' + (
+                f'{", ".join(missing)} never started' if missing else 'processes did not exit'))
+
+    def stop(self, grace=3.0):
+        """Stop every process of the job (whatever state it is in) and delete the job directory.
+        Safe to call twice. Raises :class:`DistJobError` if a process survives SIGKILL."""
+        if self._stopped:
+            return
+        self._stopped = True
         try:
-            proc.wait(timeout=10)
+            self.proc.wait(timeout=grace if all(
+                i['exit'] == 0 for i in self.nodes.values()) and self.nodes else 0.01)
         except subprocess.TimeoutExpired:
             pass
-    finally:
-        left = _stop_all(proc, nodes, grace)
-        if reader.is_alive():
-            reader.join(timeout=grace)
-        drain()
-        shutil.rmtree(jobdir, ignore_errors=True)
+        try:
+            left = _kill_all(self.proc, self.nodes, grace)
+            self._reader.join(timeout=grace)
+            self._drain()                               # the last lines of every process
+        finally:
+            shutil.rmtree(self.jobdir, ignore_errors=True)
         if left:
-            raise DistJobError(f'could not stop processes {left}', nodes=nodes, lines=lines)
-    port = next((i.get('port') for i in nodes.values() if i.get('port')), None)
-    return JobResult(lines, nodes, wall, int(port) if port else None, launcher_cmd, proc.pid,
-                     jobdir)
+            raise DistJobError(f'could not stop processes {left}', nodes=self.nodes, lines=self.lines)
+
+    def result(self):
+        """The :class:`JobResult` of a job that finished."""
+        port = next((i.get('port') for i in self.nodes.values() if i.get('port')), None)
+        return JobResult(self.lines, self.nodes, self.wall_time, int(port) if port else None,
+                         self.launcher_cmd, self.proc.pid, self.jobdir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def run_local_job(command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True, place=None):
+    """Run ``command`` as a local parameter-server job; return its :class:`JobResult` (notebook 08).
+    A dead process ends the job with DistJobError naming it; past ``timeout``, DistJobTimeout.
+    Whatever happens, every process it started is stopped before it returns or raises."""
+    job = Job(command, num_workers, num_servers, timeout, env, echo, place=place)   # start
+    try:
+        while not job.poll():                       # raises as soon as a process dies
+            if job.expired():
+                job.fail(DistJobTimeout, f'the job exceeded its timeout of {timeout:g} s and was stopped')
+            time.sleep(0.1)
+    finally:
+        job.stop()                                  # success, error, timeout or Ctrl-C
+    return job.result()
 
 
 if __name__ == '__main__':

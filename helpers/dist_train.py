@@ -3,15 +3,21 @@
 Every process of a parameter-server job runs this same file (the launcher starts it once per
 scheduler, server and worker; see ``helpers.dist``). In the scheduler and the servers,
 ``import mxnet`` sees ``DMLC_ROLE`` and turns the process into a scheduler or server: it serves
-until the job ends and never reaches ``main()``. Only the workers train.
+until the job ends and never reaches :func:`main`. Only the workers train.
 
     python -m helpers.dist_train --kvstore dist_sync --epochs 2 --batch-size 64   # via a launcher
 
-Each worker reads its own part of the training set (shard ``rank`` of ``num_workers``), computes
-gradients on its batches, and ``trainer.step`` pushes them to the servers, which sum the workers'
-gradients, update the weights, and send them back. ``--batch-size`` is per worker; the global
-batch of one synchronous step is ``batch_size * num_workers``, and that is what ``trainer.step``
-is told so the servers divide the summed gradient by the number of examples it came from.
+What differs from notebook 06's single-process training is in two short functions, the lessons of
+notebook 08: :func:`my_shard` (each worker reads its own part of the data) and :func:`train_worker`
+(the same step, ``helpers.train.train_batch``, on every worker, the same number of steps everywhere,
+and a ``Trainer`` that divides by the *global* batch). :func:`main` is the glue: arguments, the
+worker's devices, the result file.
+
+The result file ``result-rank{r}.json`` (with ``--out``) holds the worker's rank, devices, shard,
+steps, per-epoch loss, test accuracy and ``stamps``: the wall-clock time (``time.time()``) at the
+start and at the end of every step, for the sync/async timelines of notebook 08. With ``--out``
+the worker also saves its final parameters and its weights after the first step
+(``first-step-rank{r}.npz``).
 """
 import argparse
 import json
@@ -21,17 +27,22 @@ import time
 
 import numpy as np
 import mxnet as mx  # in a scheduler/server process this line runs the server and exits
-from mxnet import autograd, gluon
+from mxnet import gluon
 
 from helpers.data import ArrayLoader, load_arrays
+from helpers.devices import forced_standins, num_gpus
 from helpers.models import lenet
 from helpers.split import shard_bounds
-from helpers.train import evaluate_accuracy
+from helpers.train import evaluate_accuracy, train_batch
 
-KVSTORES = ('dist_sync', 'dist_async', 'dist_device_sync', 'dist_sync_device')
+__all__ = ['KVSTORES', 'parse_args', 'worker_devices', 'my_shard', 'steps_per_epoch',
+           'train_worker', 'main']
+
+KVSTORES = ('dist_sync', 'dist_device_sync', 'dist_async')
 
 
 def parse_args(argv=None):
+    """The script's command line (notebook 08)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--kvstore', default='dist_sync', choices=KVSTORES)
     p.add_argument('--epochs', type=int, default=2)
@@ -39,109 +50,122 @@ def parse_args(argv=None):
     p.add_argument('--lr', type=float, default=0.1)
     p.add_argument('--n-train', type=int, default=12000, help='first examples of the training set')
     p.add_argument('--n-test', type=int, default=2000)
+    p.add_argument('--devices-per-worker', type=int, default=1,
+                   help="this worker's GPUs on a GPU host, else CPU stand-ins")
     p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--max-steps', type=int, default=0, help='stop after this many steps (0: no limit)')
+    p.add_argument('--max-steps', type=int, default=0,
+                   help='train one epoch of at most this many steps (0: no limit)')
     p.add_argument('--step-delay', type=float, default=0.0, help='seconds to sleep after each step')
     p.add_argument('--slow-rank', type=int, default=-1, help='only this rank sleeps (default: all)')
-    p.add_argument('--out', default='', help='directory for per-rank results (params, first step)')
+    p.add_argument('--compression', type=float, default=0.0,
+                   help='2-bit gradient compression with this threshold (0: none)')
+    p.add_argument('--out', default='', help='directory for per-rank results')
     args = p.parse_args(argv)
-    for name in ('epochs', 'batch_size', 'n_train', 'n_test'):
+    for name in ('epochs', 'batch_size', 'n_train', 'n_test', 'devices_per_worker'):
         if getattr(args, name) < 1:
             p.error(f'--{name.replace("_", "-")} must be >= 1')
     return args
 
 
-def worker_device(rank):
-    """This worker's device: a GPU (``rank`` modulo the GPU count) if there is one, else the CPU."""
-    n = mx.context.num_gpus()
-    return mx.gpu(rank % n) if n else mx.cpu()
+def worker_devices(index, count):
+    """The ``count`` devices of worker ``index`` on this host (notebook 08): GPUs ``index * count``,
+    ... (modulo the GPU count) if MXNet sees GPUs and ``MXDP_DEVICES`` does not force stand-ins,
+    else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)``."""
+    gpus = 0 if forced_standins() else num_gpus()
+    if gpus:
+        return [mx.gpu((index * count + i) % gpus) for i in range(count)]
+    return [mx.cpu(i) for i in range(count)]
 
 
 def my_shard(X, y, rank, num_workers):
     """The part of ``(X, y)`` that worker ``rank`` trains on: contiguous shard ``rank`` of
-    ``num_workers``. Returns ``(X_part, y_part, (begin, end))``."""
-    begin, end = shard_bounds(len(X), num_workers, even_split=False)[rank]
+    ``num_workers`` (notebook 03's uneven split). Returns ``(X_part, y_part, (begin, end))``."""
+    begin, end = shard_bounds(len(X), num_workers)[rank]
     return X[begin:end], y[begin:end], (begin, end)
 
 
-def snapshot(net):
-    """Weights and gradients of ``net`` as NumPy arrays (for the first-step check of notebook 08)."""
-    params = net.collect_params().items()
-    return {**{f'before/{k}': p.data().asnumpy() for k, p in params},
-            **{f'grad/{k}': p.grad().asnumpy() for k, p in params}}
+def steps_per_epoch(n_train, num_workers, batch_size):
+    """Steps every worker takes per epoch (notebook 08): whole batches of the *smallest* shard, so
+    that no synchronous worker waits forever for a step another one never takes."""
+    return (n_train // num_workers) // batch_size
 
 
-def save_first_step(path, before, net):
-    """Save ``before`` (a :func:`snapshot`) and the weights after the step to ``path`` (``.npz``)."""
-    after = {f'after/{k}': p.data().asnumpy() for k, p in net.collect_params().items()}
-    np.savez(path, **before, **after)
+def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_step=None):
+    """One worker's training (notebook 08): notebook 06's step, ``train_batch``, on this worker's
+    shard ``(X, y)``, ``steps`` steps per epoch. The servers add the gradients of all workers, so
+    the Trainer divides by the global batch: ``rescale_grad = 1 / num_workers`` times ``1 / batch``.
+    ``on_step(net, losses)`` is called after every step, once its new weights have arrived (do not
+    read gradients there: with one device, the dist store pulls the new weights into the gradient
+    buffer, src/kvstore/kvstore_dist.h, PushPullImpl, ``comm_buf = merged``)."""
+    net = lenet(devices, seed)                          # the same initial weights on every worker
+    trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                            {'learning_rate': lr, 'rescale_grad': 1 / kv.num_workers}, kvstore=kv)
+    batches = ArrayLoader(X, y, batch_size, shuffle=True, seed=seed + kv.rank, last_batch='discard')
+    for epoch in range(epochs):
+        for _, (X_batch, y_batch) in zip(range(steps), batches):
+            losses = train_batch(net, X_batch, y_batch, trainer, devices)
+            mx.nd.waitall()                             # the step ends when the new weights are here
+            if on_step:
+                on_step(net, losses)
+    return net
+
+
+class _Recorder:
+    """The bookkeeping of :func:`main`, kept out of the training loop: per-step time stamps and
+    losses, the weights after the first step, an optional delay."""
+
+    def __init__(self, args, rank, out):
+        self.stamps, self.losses, self.out, self.rank = [time.time()], [], out, rank
+        self.delay = args.step_delay if args.slow_rank in (-1, rank) else 0.0
+
+    def __call__(self, net, losses):
+        self.stamps.append(time.time())
+        self.losses.append(sum(float(l.asscalar()) for l in losses))
+        if len(self.losses) == 1 and self.out:     # weights after the first step (not gradients:
+            np.savez(os.path.join(self.out, f'first-step-rank{self.rank}.npz'),   # see train_worker)
+                     **{k: p.data(p.list_ctx()[0]).asnumpy() for k, p in net.collect_params().items()})
+        if self.delay:
+            time.sleep(self.delay)                      # a stand-in for a slower machine
 
 
 def main(argv=None):
+    """A worker's life (notebook 08): parse arguments, create the store, read the shard, train,
+    evaluate, write the result file. Returns the result dict."""
     args = parse_args(argv)
     kv = mx.kv.create(args.kvstore)
-    rank, num_workers = kv.rank, kv.num_workers
-    ctx = worker_device(rank)
+    if args.compression:
+        kv.set_gradient_compression({'type': '2bit', 'threshold': args.compression})
+    devices = worker_devices(kv.rank, args.devices_per_worker)
     X, y = load_arrays(train=True)
     n_train = min(args.n_train, len(X))
-    X, y, shard = my_shard(X[:n_train], y[:n_train], rank, num_workers)
-    # dist_sync: every worker must take the same number of steps, or the others wait for it
-    # forever. The smallest shard has n_train // num_workers examples.
-    steps_per_epoch = (n_train // num_workers) // args.batch_size
-    if steps_per_epoch == 0:
+    X, y, shard = my_shard(X[:n_train], y[:n_train], kv.rank, kv.num_workers)
+    steps = steps_per_epoch(n_train, kv.num_workers, args.batch_size)
+    if steps == 0:
         raise SystemExit(f'--n-train {n_train} gives fewer than --batch-size {args.batch_size} '
-                         f'examples to each of the {num_workers} workers')
+                         f'examples to each of the {kv.num_workers} workers')
+    print(f'rank {kv.rank} of {kv.num_workers} ({kv.type}, {", ".join(map(str, devices))}): examples '
+          f'{shard[0]}..{shard[1] - 1}, {steps} batches of {args.batch_size} per epoch', flush=True)
+    epochs = args.epochs
+    if args.max_steps:                      # one short epoch, the same on every worker
+        steps, epochs = min(steps, args.max_steps), 1
+    record = _Recorder(args, kv.rank, args.out)
+    net = train_worker(kv, devices, X, y, args.batch_size, steps, args.lr, epochs, args.seed,
+                       on_step=record)
     Xt, yt = load_arrays(train=False)
-    train_iter = ArrayLoader(X, y, args.batch_size, shuffle=True, seed=args.seed + rank,
-                             last_batch='discard')
-    test_iter = ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500)
-    print(f'rank {rank} of {num_workers} ({kv.type}, {ctx}): training examples '
-          f'{shard[0]}..{shard[1] - 1}, '
-          f'{steps_per_epoch} batches of {args.batch_size} per epoch', flush=True)
-
-    net = lenet([ctx], seed=args.seed)  # same initial weights everywhere (the store also syncs them)
-    net.hybridize()
-    loss = gluon.loss.SoftmaxCrossEntropyLoss()
-    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': args.lr}, kvstore=kv)
-    global_batch = args.batch_size * num_workers
-    delay = args.step_delay if args.slow_rank in (-1, rank) else 0.0
-
-    steps, start = 0, time.perf_counter()
-    for epoch in range(1, args.epochs + 1):
-        loss_sum, n = 0.0, 0
-        for i, (X_batch, y_batch) in enumerate(train_iter):
-            if i == steps_per_epoch:
-                break
-            X_batch, y_batch = X_batch.as_in_context(ctx), y_batch.as_in_context(ctx)
-            with autograd.record():
-                l = loss(net(X_batch), y_batch)
-            l.backward()
-            if steps == 0 and args.out:
-                before = snapshot(net)
-            # The servers sum the gradients of all workers: divide by the global batch.
-            trainer.step(global_batch)
-            if steps == 0 and args.out:
-                save_first_step(os.path.join(args.out, f'first-step-rank{rank}.npz'), before, net)
-            loss_sum += float(l.sum().asscalar())
-            n += X_batch.shape[0]
-            steps += 1
-            if delay:
-                time.sleep(delay)
-            if args.max_steps and steps >= args.max_steps:
-                break
-        print(f'rank {rank} epoch {epoch}: loss {loss_sum / max(n, 1):.3f}, {steps} steps, '
-              f'{time.perf_counter() - start:.1f} s', flush=True)
-        if args.max_steps and steps >= args.max_steps:
-            break
-    seconds = time.perf_counter() - start
-    acc = evaluate_accuracy(net, test_iter, [ctx])
-    result = {'rank': rank, 'num_workers': num_workers, 'kvstore': kv.type, 'steps': steps,
-              'examples': len(X), 'shard': list(shard), 'test_acc': acc, 'seconds': seconds,
-              'batch_size': args.batch_size, 'global_batch': global_batch}
-    print(f'rank {rank} done: test acc {acc:.3f}, {steps} steps in {seconds:.1f} s', flush=True)
+    acc = evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices)
+    n = len(record.losses)
+    epoch_loss = [float(np.sum(record.losses[i:i + steps]) / (steps * args.batch_size))
+                  for i in range(0, n, steps)]
+    result = {'rank': kv.rank, 'num_workers': kv.num_workers, 'kvstore': kv.type,
+              'devices': [str(d) for d in devices], 'shard': list(shard), 'steps': n,
+              'steps_per_epoch': steps, 'batch_size': args.batch_size,
+              'global_batch': args.batch_size * kv.num_workers, 'epoch_loss': epoch_loss,
+              'test_acc': acc, 'stamps': record.stamps, 'seconds': record.stamps[-1] - record.stamps[0]}
+    print(f'rank {kv.rank} done: {n} steps in {result["seconds"]:.1f} s, loss {epoch_loss[-1]:.3f}, '
+          f'test accuracy {acc:.3f}', flush=True)
     if args.out:
-        net.save_parameters(os.path.join(args.out, f'params-rank{rank}.params'))
-        with open(os.path.join(args.out, f'result-rank{rank}.json'), 'w') as f:
+        net.save_parameters(os.path.join(args.out, f'params-rank{kv.rank}.params'))
+        with open(os.path.join(args.out, f'result-rank{kv.rank}.json'), 'w') as f:
             json.dump(result, f)
     return result
 
