@@ -1,13 +1,14 @@
-"""Where reduction and update happen: measurements and small tools for KVStore -- notebook 07.
+"""Where a KVStore sums and updates, and what that costs: placement, memory, time -- notebook 07.
 
-- :func:`pushpull_seconds` -- median time of one ``push`` (a list of per-device values, summed)
-  plus ``pull`` (to every device) through a ``local`` or ``device`` store;
-- :func:`store_memory` -- host memory (RSS) a store allocates for one key, measured in a fresh
-  process so that MXNet's memory pool starts empty;
-- :func:`compressed_pushes` -- what a store with 2-bit gradient compression receives when the same
-  gradient is pushed several times (the residual error feedback at work).
-
-The weighted split for devices of unequal speed is ``helpers.train.train_batch(..., weights=...)``.
+- :func:`merge_buffer_owners` -- the lesson: which device holds each key's merge buffer in the
+  ``device`` store (``CommDevice::InitMergeBuffer``, src/kvstore/comm.h, MXNet 1.9.1);
+- :func:`reduce_owners` -- the same question asked of MXNet itself: the device whose engine lane
+  ran each key's sum, read from MXNet's profiler;
+- :func:`store_memory` -- host memory a store allocates per key, in arrays' worth, measured in a
+  fresh process so that nothing else moves the resident set;
+- :func:`pushpull_seconds` -- median time of one ``push`` (one array per device) plus ``pull``;
+- :func:`compressed_pushes` -- what a store with 2-bit gradient compression receives when the
+  same gradient is pushed several times (the residual error feedback at work).
 """
 import json
 import os
@@ -18,12 +19,16 @@ import numpy as np
 import mxnet as mx
 from mxnet import nd
 
-from helpers.timing import time_it
 from helpers import checks
+from helpers.profile import trace
+from helpers.timing import time_it
 
-__all__ = ['STORE_TYPES', 'pushpull_seconds', 'store_memory', 'compressed_pushes']
+__all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'store_memory',
+           'pushpull_seconds', 'compressed_pushes']
 
 STORE_TYPES = ('local', 'device')
+# What can be added to a store in store_memory: an optimizer on the store, or 2-bit compression.
+EXTRAS = (None, 'sgd', 'momentum', '2bit')
 
 
 def _check_type(kv_type):
@@ -31,16 +36,112 @@ def _check_type(kv_type):
         raise ValueError(f'kv_type must be one of {STORE_TYPES}, got {kv_type!r}')
 
 
-def _check_size(size):
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f'size must be a positive whole number of float32 values, got {size!r}')
+def merge_buffer_owners(sizes, k):
+    """The device (0 ... k-1) that holds each key's merge buffer in the ``device`` store, for keys
+    of ``sizes`` elements (notebook 07): like ``CommDevice::InitMergeBuffer`` (src/kvstore/comm.h),
+    the largest key first, each on the device that holds the fewest elements so far."""
+    k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]
+    load, owners = [0] * k, [None] * len(sizes)
+    for key in sorted(range(len(sizes)), key=lambda i: -sizes[i]):   # largest first
+        device = load.index(min(load))          # the least loaded; ties: the lowest index
+        owners[key] = device
+        load[device] += sizes[key]
+    return owners
+
+
+def reduce_owners(sizes, devices):
+    """Ask MXNet where it sums each key (notebook 07): init one key per size in a fresh ``device``
+    store, push one array per device for every key, and return per key the index in ``devices`` of
+    the device whose engine lane ran the sum (``ElementwiseSum``), read from MXNet's profiler.
+    Needs at least two devices: with one, MXNet sums nothing (``Reduce`` returns the pushed array).
+    MXNet's profiler has a lane for ``cpu(i)`` only while ``i`` < the number of cores + 2
+    (``Profiler::DeviceCount``, src/profiler/profiler.h) and aborts the process beyond: such
+    stand-ins are refused here."""
+    devices = checks.devices(devices)
+    if len(devices) < 2:
+        raise ValueError('reduce_owners needs at least two devices: with one, nothing is summed')
+    lanes = len(os.sched_getaffinity(0)) + 2 if hasattr(os, 'sched_getaffinity') else os.cpu_count() + 2
+    if any(d.device_type == 'cpu' and d.device_id >= lanes for d in devices):
+        raise ValueError(f"MXNet's profiler cannot trace cpu({lanes}) or beyond on this machine "
+                         f'({lanes - 2} cores): use fewer CPU stand-ins')
+    sizes = [checks.whole(s, 'a key size', 1) for s in sizes]
+    kv = mx.kv.create('device')
+    for key, n in enumerate(sizes):
+        kv.init(key, nd.zeros(n))
+    grads = [[nd.ones(n, ctx=d) for d in devices] for n in sizes]
+    owners = []
+    for key in range(len(sizes)):
+        _, spans = trace(kv.push, key, grads[key])
+        summed = {s.device for s in spans if s.name == 'ElementwiseSum'}
+        if len(summed) != 1:
+            raise RuntimeError(f'key {key}: expected one ElementwiseSum, the profiler saw {summed}')
+        owners.append([str(d) for d in devices].index(summed.pop()))
+    return owners
+
+
+def _measure_memory(cases, k, size):
+    """In this (fresh) process: the growth of the resident set, in arrays of ``size`` float32, of
+    each store of ``cases`` after init and three push/pull rounds; freed again before the next."""
+    import gc
+    import psutil
+    proc = psutil.Process()
+    devices = [mx.cpu(i) for i in range(k)]
+    grads = [nd.ones((size,), ctx=d) for d in devices]
+    outs = [nd.zeros((size,), ctx=d) for d in devices]
+    weight = nd.zeros((size,))
+    found = []
+    for kv_type, extra in cases:
+        gc.collect()
+        nd.waitall()
+        before = proc.memory_info().rss
+        kv = mx.kv.create(kv_type)
+        if extra == '2bit':
+            kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
+        elif extra in ('sgd', 'momentum'):
+            kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9 if extra == 'momentum' else 0))
+        kv.init(0, weight)
+        for _ in range(3):
+            kv.push(0, grads)
+            kv.pull(0, out=outs)
+        nd.waitall()
+        found.append((proc.memory_info().rss - before) / (4 * size))
+        del kv               # its arrays are freed (large ones go back to the system: see below)
+    return found
+
+
+def store_memory(cases, k, size=16_000_000, timeout=300):
+    """Host memory, in arrays' worth, that each store of ``cases`` holds for one float32 key of
+    ``size`` values after three push/pull rounds on ``k`` CPU stand-ins (notebook 07).
+
+    ``cases`` is a list of ``(kv_type, extra)``: ``kv_type`` in ``STORE_TYPES``, ``extra`` in
+    ``EXTRAS`` (``'sgd'`` / ``'momentum'``: that optimizer runs on the store; ``'2bit'``: 2-bit
+    compression). Measured as the growth of the resident set size of a fresh Python process, one
+    case after the other, each store deleted before the next. The default size, 64 MB per array,
+    is above glibc's largest ``mmap`` threshold (32 MiB), so every array is its own mapping, counted
+    when touched and returned to the system when freed. CPU stand-ins share the host's memory, so
+    this is the total over all "devices"; on GPUs the same buffers are split between host and GPUs
+    as notebook 07 explains.
+    """
+    for kv_type, extra in cases:
+        _check_type(kv_type)
+        if extra not in EXTRAS:
+            raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')
+    k, size = checks.whole(k, 'k', 1), checks.whole(size, 'size', 1)
+    code = ('import json; from helpers.kvstore import _measure_memory; '
+            f'print(json.dumps(_measure_memory({list(cases)!r}, {k}, {size})))')
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=timeout, env=env, start_new_session=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f'memory measurement failed: {proc.stderr.strip().splitlines()[-3:]}')
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def pushpull_seconds(kv_type, devices, size, repeat=5):
     """Median seconds of ``push`` of one float32 array of ``size`` values per device (summed by the
     store) followed by ``pull`` of the sum back to every device (notebook 07)."""
     _check_type(kv_type)
-    _check_size(size)
+    size = checks.whole(size, 'size', 1)
     devices = checks.devices(devices)
     kv = mx.kv.create(kv_type)
     kv.init(0, nd.zeros((size,)))
@@ -56,59 +157,20 @@ def pushpull_seconds(kv_type, devices, size, repeat=5):
     return seconds
 
 
-def _measure_memory(kv_type, num_devices, size):
-    import psutil
-    proc = psutil.Process()
-    devices = [mx.cpu(i) for i in range(num_devices)]
-    grads = [nd.ones((size,), ctx=d) for d in devices]
-    outs = [nd.zeros((size,), ctx=d) for d in devices]
-    nd.waitall()
-    rss = [proc.memory_info().rss]
-    kv = mx.kv.create(kv_type)
-    kv.init(0, nd.zeros((size,)))
-    nd.waitall()
-    rss.append(proc.memory_info().rss)
-    kv.push(0, grads)
-    kv.pull(0, out=outs)
-    nd.waitall()
-    rss.append(proc.memory_info().rss)
-    return {'init_mb': (rss[1] - rss[0]) / 1e6, 'first_push_mb': (rss[2] - rss[1]) / 1e6,
-            'array_mb': size * 4 / 1e6}
-
-
-def store_memory(kv_type, num_devices=2, size=16_000_000, timeout=120):
-    """Host memory in MB that a ``kv_type`` store allocates for one float32 key of ``size`` values,
-    with ``num_devices`` CPU stand-ins: ``{'init_mb', 'first_push_mb', 'array_mb'}`` (notebook 07).
-
-    Measured as the growth of the resident set size of a fresh Python process, after ``init`` and
-    after the first ``push``/``pull``. CPU stand-ins share the host's memory, so this is the total
-    over all "devices"; on GPUs the same buffers land in GPU memory (see notebook 07).
-    """
-    _check_type(kv_type)
-    _check_size(size)
-    code = ('import json, sys; from helpers.kvstore import _measure_memory; '
-            f'print(json.dumps(_measure_memory({kv_type!r}, {int(num_devices)}, {int(size)})))')
-    env = dict(os.environ, OMP_NUM_THREADS='1')
-    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                          timeout=timeout, env=env, start_new_session=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f'memory measurement failed: {proc.stderr.strip().splitlines()[-1:]}')
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def compressed_pushes(grad, steps, threshold=0.5, ctx=None):
     """Push the same gradient ``grad`` (a 1-D NumPy array) ``steps`` times into a ``device`` store
-    with 2-bit compression; return a ``(steps, len(grad))`` array of what the store received each time.
+    with 2-bit compression; return a ``(steps, len(grad))`` array of what the store received each time
+    (notebook 07).
 
     With 2-bit compression each value sent is ``+threshold``, ``-threshold`` or ``0``; what was not
     sent is kept as a *residual* and added to the next gradient (error feedback), so over many
-    pushes the sum of what was sent follows the sum of the true gradients (notebook 07).
+    pushes the sum of what was sent follows the sum of the true gradients.
     """
     grad = np.asarray(grad, dtype=np.float32)
     if grad.ndim != 1 or grad.size == 0:
         raise ValueError(f'grad must be a non-empty 1-D array, got shape {grad.shape}')
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f'steps must be a positive whole number, got {steps!r}')
+    steps = checks.whole(steps, 'steps', 1)
+    threshold = checks.positive(threshold, 'threshold')
     ctx = ctx or mx.cpu()
     kv = mx.kv.create('device')
     kv.set_gradient_compression({'type': '2bit', 'threshold': threshold})
