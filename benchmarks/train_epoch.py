@@ -3,7 +3,7 @@
     python benchmarks/train_epoch.py                 # full epoch (60,000 images), k=2, 2 rounds
     python benchmarks/train_epoch.py --n-train 12800 --rounds 1
 
-Six configurations of the same model (LeNet), optimiser (plain SGD) and batch size, measured side
+Seven configurations of the same model (LeNet), optimiser (plain SGD) and batch size, measured side
 by side in one run and interleaved round by round (the best of the rounds counts), so that other
 load on the machine hits them all alike:
 
@@ -16,6 +16,8 @@ load on the machine hits them all alike:
 
   both on ``helpers.data`` batches (cut from in-memory arrays, no per-example work), metrics read
   once per epoch;
+- ours, Gluon, hybridized, k devices: the same with ``net.hybridize()`` (notebook 06 prints this
+  comparison for single steps and explains it; the ratio is reported here, not asserted there);
 - tutorial, 1 device / k devices: the classic straight-dope / d2l multi-GPU loop: a
   ``gluon.data.DataLoader`` over a dataset of uint8 HWC images with a per-example
   ``transforms.ToTensor()`` (as ``gluon.data.vision.FashionMNIST(...).transform_first(ToTensor())``),
@@ -34,7 +36,7 @@ import time
 
 import numpy as np
 import mxnet as mx
-from mxnet import autograd, gluon, init, nd
+from mxnet import autograd, gluon, nd
 from mxnet.gluon.data.vision import transforms
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,11 +45,10 @@ from helpers.models import init_lenet_params, lenet  # noqa: E402
 from helpers.train import train, train_scratch  # noqa: E402
 
 
-def make_net(devices, seed=0):
-    mx.random.seed(seed)
-    net = lenet()
-    net.initialize(init.Xavier(), ctx=devices)
-    net(nd.zeros((1, 1, 28, 28), ctx=devices[0]))  # finish deferred initialisation (not timed)
+def make_net(devices, seed=0, hybridize=False):
+    net = lenet(devices, seed)
+    if hybridize:
+        net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
     return net, trainer
 
@@ -61,15 +62,15 @@ def _one_epoch(train_fn, X, y, batch_size):
     return history['seconds'][0], history['loss'][0]
 
 
-def epoch_ours(devices, X, y, batch_size):
-    net, trainer = make_net(devices)
-    return _one_epoch(lambda loader, check: train(net, loader, check, devices, trainer, 1,
-                                                  progress=False, plot=False), X, y, batch_size)
+def epoch_ours(devices, X, y, batch_size, hybridize=False):
+    net, trainer = make_net(devices, hybridize=hybridize)
+    return _one_epoch(lambda loader, check: train(net, loader, check, devices, trainer, 1, progress=False),
+                      X, y, batch_size)
 
 
 def epoch_scratch(devices, X, y, batch_size):
     return _one_epoch(lambda loader, check: train_scratch(init_lenet_params(0), loader, check, devices,
-                                                          0.1, 1, progress=False, plot=False)[1],
+                                                          0.1, 1, progress=False)[1],
                       X, y, batch_size)
 
 
@@ -113,6 +114,7 @@ def main():
         f'by hand, {args.k} devices': lambda: epoch_scratch(k, X, y, args.batch_size),
         'Gluon, 1 device': lambda: epoch_ours(one, X, y, args.batch_size),
         f'Gluon, {args.k} devices': lambda: epoch_ours(k, X, y, args.batch_size),
+        f'Gluon hybridized, {args.k}': lambda: epoch_ours(k, X, y, args.batch_size, hybridize=True),
         'tutorial, 1 device': lambda: epoch_tutorial(one, raw, args.batch_size),
         f'tutorial, {args.k} devices': lambda: epoch_tutorial(k, raw, args.batch_size),
     }
@@ -124,6 +126,7 @@ def main():
     epoch_scratch(k, X[:warm], y[:warm], args.batch_size)
     epoch_ours(one, X[:warm], y[:warm], args.batch_size)
     epoch_ours(k, X[:warm], y[:warm], args.batch_size)
+    epoch_ours(k, X[:warm], y[:warm], args.batch_size, hybridize=True)
     epoch_tutorial(one, gluon.data.ArrayDataset(raw[:warm][0], y[:warm]), args.batch_size)
     epoch_tutorial(k, gluon.data.ArrayDataset(raw[:warm][0], y[:warm]), args.batch_size)
     best = {name: float('inf') for name in configs}
@@ -136,7 +139,7 @@ def main():
     for name, seconds in best.items():
         print(f'  {name:22s} {seconds:6.2f} s')
     names = list(configs)
-    hand_1, hand_k, ours_1, ours_k, tut_1, tut_k = (best[n] for n in names)
+    hand_1, hand_k, ours_1, ours_k, hyb_k, tut_1, tut_k = (best[n] for n in names)
     K = args.k
     ratios = [
         (f'by hand {K} devices / by hand 1 device', hand_k / hand_1, 1.10),
@@ -144,6 +147,7 @@ def main():
         (f'by hand {K} devices / tutorial {K} devices', hand_k / tut_k, 1.00),
         (f'Gluon {K} devices / tutorial {K} devices', ours_k / tut_k, 1.00),
         ('Gluon 1 device / tutorial 1 device', ours_1 / tut_1, None),
+        (f'Gluon hybridized {K} / Gluon {K} devices', hyb_k / ours_k, None),
         (f'tutorial {K} devices / tutorial 1 device', tut_k / tut_1, None),
     ]
     print('ratios (< 1: faster):')

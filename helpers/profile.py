@@ -75,15 +75,32 @@ def trace(fn, *args, **kwargs):
 
 
 def phase(name):
-    """The part of a data-parallel step an operator belongs to (notebook 04): ``'communication'``
-    (copies between devices, KVStore), ``'backward'``, ``'update'`` (optimizer and SGD arithmetic
-    on parameters) or ``'forward'``."""
+    """The part of a data-parallel step an operator belongs to, from its name as MXNet 1.9.1's
+    profiler records it (notebook 05): ``'backward'``, ``'communication'``, ``'update'`` or
+    ``'forward'``.
+
+    * backward: ``_backward_*`` operators; ``ImperativeBulk``, because autograd's backward pass
+      pushes its operators in bulks of up to 15 (``Imperative::Backward``,
+      src/imperative/imperative.cc, with ``MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD``) under that
+      name (``ThreadedEngine::BulkFlush``, src/engine/threaded_engine.h); and ``SetValueOp``, the
+      head gradient of ones it starts from;
+    * communication: copies between devices (``CopyCPU2CPU``, ``CopyCPU2GPU``, ...: ``CopyFromTo``,
+      src/ndarray/ndarray.cc), KVStore operators (src/kvstore/comm.h), ``ElementwiseSum``, and the
+      additions of a hand-written allreduce (``a += b`` runs ``broadcast_add``);
+    * update: optimizer operators (``sgd_update``, ...) and the arithmetic of hand-written SGD
+      (``p -= lr * p.grad / batch_size`` runs ``_mul_scalar``, ``_div_scalar``, ``broadcast_sub``).
+
+    Names cannot tell every use apart: the loss's negation is a ``_mul_scalar`` too (counted as
+    update), and a residual connection's ``Y + X`` a ``broadcast_add``. The scratch LeNet step of
+    notebook 05 has no addition in its forward pass; its one negation per device takes microseconds.
+    """
     lowered = name.lower()
-    if 'copy' in lowered or 'kvstore' in lowered or 'reduce' in lowered or 'broadcast' in lowered:
-        return 'communication'
-    if lowered.startswith('_backward') or 'backward' in lowered:
+    if lowered.startswith('_backward') or lowered in ('imperativebulk', 'setvalueop'):
         return 'backward'
-    if 'update' in lowered or lowered in ('_minus_scalar', '_mul_scalar', '_div_scalar', 'elemwise_sub',
-                                          '_rminus_scalar', '_sub', 'elemwise_add', '_plus'):
+    if ('copy' in lowered or 'kvstore' in lowered
+            or lowered in ('elementwisesum', 'add_n', 'broadcast_add', 'elemwise_add', '_plus')):
+        return 'communication'
+    if 'update' in lowered or lowered in ('_mul_scalar', '_div_scalar', 'broadcast_sub',
+                                          'elemwise_sub', '_minus', '_minus_scalar'):
         return 'update'
     return 'forward'

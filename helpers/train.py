@@ -15,6 +15,7 @@ and reads once per epoch.
 """
 import time
 
+import numpy as np
 from mxnet import autograd, gluon, nd
 
 from helpers import checks
@@ -23,7 +24,7 @@ from helpers.models import lenet_scratch, replicate_params
 from helpers.split import split_batch
 
 __all__ = ['loss', 'sgd', 'train_batch_scratch', 'train_batch', 'evaluate_accuracy', 'scratch_net',
-           'train_scratch', 'train']
+           'train_scratch', 'train', 'max_gap']
 
 loss = gluon.loss.SoftmaxCrossEntropyLoss()   # one value per example; backward() sums them
 
@@ -31,7 +32,7 @@ loss = gluon.loss.SoftmaxCrossEntropyLoss()   # one value per example; backward(
 def sgd(params, lr, batch_size):
     """Minibatch SGD, in place, on the device where each parameter lives (notebook 05)."""
     for p in params:
-        p[:] = p - lr * p.grad / batch_size
+        p -= lr * p.grad / batch_size
 
 
 def train_batch_scratch(X, y, device_params, devices, lr):
@@ -81,6 +82,12 @@ def scratch_net(device_params, devices):
     return lambda X: lenet_scratch(X, replica[X.context])
 
 
+def max_gap(a, b):
+    """Largest ``|a - b|`` over two lists of arrays, wherever they live: how far apart two models'
+    weights are (notebooks 05, 06: 0.0 means equal to the last bit)."""
+    return max(float(np.abs(p.asnumpy() - q.asnumpy()).max()) for p, q in zip(a, b))
+
+
 def _fit(step, evaluate, train_iter, num_epochs, devices, progress):
     num_epochs = checks.whole(num_epochs, 'num_epochs', 1)
     history = {'epoch': [], 'loss': [], 'test_acc': [], 'seconds': []}
@@ -102,25 +109,30 @@ def _fit(step, evaluate, train_iter, num_epochs, devices, progress):
     return history
 
 
-def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progress=True):
+def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progress=True, step=None,
+                  evaluate=None):
     """Train the scratch LeNet on ``devices`` (notebook 05): copy ``params`` to every device, run
-    :func:`train_batch_scratch` for ``num_epochs`` epochs. ``lr``: a number, or one per epoch.
-    Returns ``(device_params, history)``; ``params`` itself is not modified."""
+    ``step`` (default :func:`train_batch_scratch`) on every batch for ``num_epochs`` epochs and
+    ``evaluate`` (default :func:`evaluate_accuracy`) after each. ``lr``: a number, or one per epoch.
+    A notebook passes its own lesson cells as ``step`` and ``evaluate``, so that editing them
+    changes the run. Returns ``(device_params, history)``; ``params`` itself is not modified."""
     devices = checks.devices(devices)
     num_epochs = checks.whole(num_epochs, 'num_epochs', 1)
     lrs = [checks.positive(v, 'lr') for v in (lr if isinstance(lr, (list, tuple)) else [lr] * num_epochs)]
     if len(lrs) != num_epochs:
         raise ValueError(f'got {len(lrs)} learning rates for {num_epochs} epochs: need one per epoch')
+    step, evaluate = step or train_batch_scratch, evaluate or evaluate_accuracy
     device_params = [replicate_params(params, d) for d in devices]
-    history = _fit(lambda X, y, epoch: train_batch_scratch(X, y, device_params, devices, lrs[epoch - 1]),
-                   lambda: evaluate_accuracy(scratch_net(device_params, devices), test_iter, devices),
+    history = _fit(lambda X, y, epoch: step(X, y, device_params, devices, lrs[epoch - 1]),
+                   lambda: evaluate(scratch_net(device_params, devices), test_iter, devices),
                    train_iter, num_epochs, devices, progress)
     return device_params, history
 
 
-def train(net, train_iter, test_iter, devices, trainer, num_epochs, progress=True):
-    """Train a Gluon ``net`` (initialised on every device) with ``trainer`` (notebook 06; used in
-    07-09). Returns the history."""
+def train(net, train_iter, test_iter, devices, trainer, num_epochs, progress=True, step=None):
+    """Train a Gluon ``net`` (initialised on every device) with ``trainer``, running ``step``
+    (default :func:`train_batch`; notebook 06 passes its lesson cell) on every batch and
+    :func:`evaluate_accuracy` after each epoch (notebook 06; used in 07-09). Returns the history."""
     devices = checks.devices(devices)
     if not isinstance(trainer, gluon.Trainer):
         raise TypeError(f'trainer must be a gluon.Trainer, got {type(trainer).__name__}')
@@ -129,6 +141,7 @@ def train(net, train_iter, test_iter, devices, trainer, num_epochs, progress=Tru
         if missing:
             raise ValueError(f'parameter {name} lives on {p.list_ctx()}, not on {missing}: '
                              'initialise the net on every device (e.g. lenet(devices))')
-    return _fit(lambda X, y, epoch: train_batch(net, X, y, trainer, devices),
+    step = step or train_batch
+    return _fit(lambda X, y, epoch: step(net, X, y, trainer, devices),
                 lambda: evaluate_accuracy(net, test_iter, devices), train_iter, num_epochs, devices,
                 progress)

@@ -1,16 +1,23 @@
-"""helpers.models: the scratch LeNet, the Gluon LeNet and d2l's ResNet-18 (notebooks 05, 06)."""
+"""helpers.models (notebooks 05, 06): the scratch LeNet, the Gluon LeNet and d2l's ResNet-18, each
+seeded and initialised in one call: the same seed gives the same weights on any number of devices."""
 import numpy as np
 import mxnet as mx
 import pytest
-from mxnet import init, nd
+from mxnet import nd
 from d2l import mxnet as d2l
 
 from helpers.models import (LENET_SHAPES, Residual, init_lenet_params, lenet, lenet_scratch,
                             replicate_params, resnet18)
 
+DEVICES = [mx.cpu(0), mx.cpu(1)]
 
-def test_init_lenet_params_shapes_and_determinism():
-    a, b, c = init_lenet_params(0), init_lenet_params(0), init_lenet_params(1)
+
+def values(net, ctx):
+    return [p.data(ctx).asnumpy() for p in net.collect_params().values()]
+
+
+def test_init_lenet_params_shapes_bounds_and_determinism():
+    a, b, c = init_lenet_params(0), init_lenet_params(np.int64(0)), init_lenet_params(1)
     assert [p.shape for p in a] == [shape for _, shape in LENET_SHAPES]
     for (name, _), p, q, r in zip(LENET_SHAPES, a, b, c):
         assert p.dtype == np.float32 and p.context == mx.cpu()
@@ -19,49 +26,85 @@ def test_init_lenet_params_shapes_and_determinism():
             assert not p.asnumpy().any()
         else:
             assert not np.array_equal(p.asnumpy(), r.asnumpy())
-            fan_in = int(np.prod(p.shape[1:]))
-            fan_out = p.shape[0] * int(np.prod(p.shape[2:]))
+            fan_in, fan_out = int(np.prod(p.shape[1:])), p.shape[0] * int(np.prod(p.shape[2:]))
             assert np.abs(p.asnumpy()).max() <= np.sqrt(6 / (fan_in + fan_out))
 
 
-def test_init_lenet_params_rejects_non_int_seed():
-    with pytest.raises(TypeError):
-        init_lenet_params(0.5)
+@pytest.mark.parametrize('seed,error', [(0.5, TypeError), ('0', TypeError), (True, TypeError), (-1, ValueError)])
+def test_init_lenet_params_refuses_bad_seeds(seed, error):
+    with pytest.raises(error, match='seed'):
+        init_lenet_params(seed)
 
 
 def test_scratch_lenet_equals_gluon_lenet_with_the_same_weights():
     params = init_lenet_params(3)
-    net = lenet()
-    net.initialize(init.Xavier())
-    X = nd.random.uniform(shape=(4, 1, 28, 28))
-    net(X)  # finish deferred initialisation
-    gluon_params = list(net.collect_params().values())
-    assert [p.shape for p in gluon_params] == [p.shape for p in params]
-    for gp, p in zip(gluon_params, params):
+    net = lenet([mx.cpu(0)])
+    assert [p.shape for p in net.collect_params().values()] == [p.shape for p in params]
+    for gp, p in zip(net.collect_params().values(), params):
         gp.set_data(p)
+    X = nd.random.uniform(shape=(4, 1, 28, 28))
     out = lenet_scratch(X, params)
     assert out.shape == (4, 10)
     np.testing.assert_allclose(out.asnumpy(), net(X).asnumpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_replicate_params_makes_independent_copies_with_grads():
+def test_scratch_lenet_computes_on_the_device_of_its_input():
+    reps = replicate_params(init_lenet_params(0), mx.cpu(1))
+    assert lenet_scratch(nd.zeros((2, 1, 28, 28), ctx=mx.cpu(1)), reps).context == mx.cpu(1)
+
+
+def test_replicate_params_makes_independent_copies_with_gradient_buffers():
     params = init_lenet_params(0)
     r0, r1 = replicate_params(params, mx.cpu(0)), replicate_params(params, mx.cpu(1))
-    assert all(p.context == mx.cpu(1) and p.grad is not None for p in r1)
+    assert all(p.context == mx.cpu(1) and p.grad is not None and p.grad.context == mx.cpu(1) for p in r1)
+    for p, q in zip(params, r1):
+        np.testing.assert_array_equal(p.asnumpy(), q.asnumpy())
     r1[0][:] = 0
     assert r0[0].asnumpy().any() and params[0].asnumpy().any()
 
 
-def test_resnet18_is_d2ls_and_runs_on_classic_ndarrays():
-    net = resnet18(10)
-    residuals = [b for b in net[3]._children.values()]
+def test_lenet_same_seed_same_weights_on_any_number_of_devices():
+    one, two, again, other = lenet(DEVICES[:1], 0), lenet(DEVICES, 0), lenet(DEVICES, 0), lenet(DEVICES, 1)
+    mx.random.uniform(shape=(100,))                  # drawing in between changes nothing: lenet seeds
+    for a, b, c, d in zip(values(one, DEVICES[0]), values(two, DEVICES[1]), values(again, DEVICES[0]),
+                          values(other, DEVICES[0])):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+        assert a.shape == d.shape
+    assert any(not np.array_equal(a, d) for a, d in zip(values(one, DEVICES[0]), values(other, DEVICES[0])))
+    for p in two.collect_params().values():           # initialised at once, on every device
+        assert p.list_ctx() == DEVICES
+
+
+def test_resnet18_is_d2ls_network_with_a_width_knob():
+    net = resnet18(DEVICES, num_classes=7, width=4, seed=0)
+    residuals = [b for stage in (net[3], net[4]) for b in stage._children.values()]
     assert all(isinstance(b, d2l.Residual) and type(b) is Residual for b in residuals)
-    net.initialize(init.Xavier(), ctx=[mx.cpu(0), mx.cpu(1)])
+    assert net[0].weight.shape == (4, 1, 3, 3) and net[-1].weight.shape == (7, 32)   # 8 x width
     out = net(nd.random.uniform(shape=(2, 1, 28, 28), ctx=mx.cpu(1)))
-    assert out.shape == (2, 10) and out.context == mx.cpu(1)
+    assert out.shape == (2, 7) and out.context == mx.cpu(1)
+    full = resnet18([mx.cpu(0)], 10, 64, 0)
+    n = sum(p.data().size for p in full.collect_params().values())
+    assert 11_000_000 < n < 11_300_000                # d2l's ResNet-18: about 11.2 million
 
 
-@pytest.mark.parametrize('bad', [0, -1, 2.5, True])
-def test_resnet18_rejects_bad_num_classes(bad):
-    with pytest.raises(ValueError):
-        resnet18(bad)
+def test_resnet18_same_seed_same_weights_on_1_and_k_devices():
+    a, b = resnet18(DEVICES[:1], 10, 4, seed=5), resnet18(DEVICES, 10, 4, seed=5)
+    for x, y in zip(values(a, DEVICES[0]), values(b, DEVICES[1])):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize('kwargs,error', [({'num_classes': 0}, ValueError), ({'num_classes': 2.5}, TypeError),
+                                          ({'width': 0}, ValueError), ({'width': True}, TypeError),
+                                          ({'seed': -1}, ValueError)])
+def test_resnet18_refuses_bad_arguments(kwargs, error):
+    with pytest.raises(error):
+        resnet18(DEVICES, **kwargs)
+
+
+@pytest.mark.parametrize('devices,error', [(mx.cpu(0), TypeError), ([], ValueError),
+                                           ([mx.cpu(0), mx.cpu(0)], ValueError)])
+def test_builders_refuse_bad_device_lists(devices, error):
+    for build in (lenet, resnet18):
+        with pytest.raises(error):
+            build(devices)
