@@ -47,7 +47,7 @@ import threading
 import time
 
 __all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'job_processes',
-           'launcher_path', 'LOOPBACK']
+           'launcher_path', 'ssh_commands', 'LOOPBACK']
 
 LOOPBACK = '127.0.0.1'
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
@@ -477,6 +477,39 @@ def run_local_job(command, num_workers=2, num_servers=1, timeout=120, env=None, 
     finally:
         job.stop()                                  # success, error, timeout or Ctrl-C
     return job.result()
+
+
+def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_ROOT, python=None,
+                 interface=None, env=None):
+    """Shell commands that run ``python -m helpers.dist_train SCRIPT_ARGS`` on ``hosts`` with MXNet's
+    ssh launcher (notebook 08): ``{'hosts': the host file's text, 'check': one command per host,
+    'launch': the launcher's command}``. One worker per host; ``num_servers`` servers (default: one
+    per host); ``interface`` is the network interface ps-lite should use (``DMLC_INTERFACE``).
+
+    They follow what dmlc_tracker/ssh.py does: it forwards only ``OMP_NUM_THREADS``, ``KMP_AFFINITY``,
+    ``LD_LIBRARY_PATH``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`` and ``DMLC_INTERFACE`` (plus
+    the ``DMLC_*`` roles and addresses it sets, ``DMLC_NODE_HOST`` = the host's name in the file), so
+    any other variable (``env``, e.g. ``PS_VERBOSE``) is set in the command itself; it runs the
+    command over non-interactive ssh, whose ``python`` is not this venv's, so the command names the
+    interpreter by its path (``python``, default: this one); it copies nothing but, with
+    ``--sync-dst-dir``, the current directory, so the repository, its venv and the data must
+    already be on every host at the same path: ``check`` verifies that, host by host.
+    """
+    hosts = [str(h) for h in hosts]
+    python = python or sys.executable
+    env = dict(env or {})
+    assigns = ' '.join(f'{k}={shlex.quote(str(v))}' for k, v in env.items())
+    data_check = ('from helpers.data import find_data_dir; '
+                  'print(\\"data:\\", find_data_dir(download=False))')
+    check = [f"ssh {h.split(':')[0]} 'cd {shlex.quote(repo)} && {'env ' + assigns + ' ' if env else ''}"
+             f'{shlex.quote(python)} -c "{data_check}"\'' for h in hosts]
+    command = (['env', assigns] if env else []) + [shlex.quote(python), '-m', 'helpers.dist_train']
+    launch = (f'cd {shlex.quote(repo)} && '
+              + (f'DMLC_INTERFACE={shlex.quote(interface)} ' if interface else '')
+              + f'{shlex.quote(python)} helpers/dist.py launch --launcher ssh -H {hostfile} '
+              f'-n {len(hosts)} -s {num_servers or len(hosts)} '
+              + ' '.join(command + [shlex.quote(a) for a in script_args]))
+    return {'hosts': '\n'.join(hosts), 'check': check, 'launch': launch}
 
 
 if __name__ == '__main__':

@@ -8,6 +8,7 @@ generous: the machine may be busy; a failure names the process that failed.
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -176,3 +177,57 @@ def test_ctrl_c_stops_every_process():
         dist.run_local_job(LONG, timeout=200, echo=echo, env={'MXDP_TEST_MARK': mark})
     assert pressed and pressed[0] >= 4, f'the job was not running when Ctrl-C came: {pressed}'
     assert _processes_marked(mark) == []
+
+
+STAND_IN_SSH = '''#!/bin/bash
+# A stand-in for ssh: run the remote command (the last argument) here, in a fresh, minimal
+# environment, as a non-interactive ssh session would: no venv on PATH, nothing exported.
+exec env -i HOME="$HOME" PATH=/usr/bin:/bin bash -c "${@: -1}"
+'''
+
+
+def _session_processes(sid):
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if os.getsid(p.pid) == sid and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            pass
+    return found
+
+
+def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path):
+    """notebook 08's cluster commands, run with ssh replaced by a local, empty-environment shell:
+    the venv's python is named, PS_VERBOSE reaches the workers, the data is found, both ranks train."""
+    bindir, out = tmp_path / 'bin', tmp_path / 'out'
+    bindir.mkdir()
+    out.mkdir()
+    (bindir / 'ssh').write_text(STAND_IN_SSH)
+    (bindir / 'ssh').chmod(0o755)
+    args = ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '400', '--n-test', '100',
+            '--batch-size', '50', '--out', str(out)]
+    cmds = dist.ssh_commands(['127.0.0.1', '127.0.0.1'], args, num_servers=1,
+                             hostfile=str(tmp_path / 'hosts'), env={'PS_VERBOSE': 1})
+    (tmp_path / 'hosts').write_text(cmds['hosts'] + '\n')
+    env = dict(os.environ, PATH=f'{bindir}:{os.environ["PATH"]}', OMP_NUM_THREADS='1')
+    for key in ('PYTHONPATH', 'DMLC_NODE_HOST', 'PS_VERBOSE', 'MXDP_DEVICES'):
+        env.pop(key, None)
+    for check in cmds['check']:
+        done = subprocess.run(check, shell=True, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and 'data:' in done.stdout, done.stderr
+    proc = subprocess.Popen(['bash', '-c', cmds['launch']], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=240)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            time.sleep(1)
+    assert proc.returncode == 0, output[-2000:]
+    assert sorted(p.name for p in out.glob('result-rank*.json')) == ['result-rank0.json', 'result-rank1.json']
+    assert 'W[' in output, 'PS_VERBOSE did not reach the workers'    # ps-lite's worker log lines
+    assert _session_processes(proc.pid) == []
