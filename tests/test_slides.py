@@ -1,0 +1,123 @@
+"""The slide metadata tool (tools/slides.py): every notebook's metadata is what the tool writes, the
+tool changes ``metadata.slideshow`` and nothing else, running it twice changes nothing, and the
+rules (tags, headings, height, predict prompts) give the slide types they promise."""
+import copy
+import os
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, 'tools'))
+import slides  # noqa: E402
+
+v4 = nbformat.v4
+
+
+def _md(text, tags=()):
+    cell = v4.new_markdown_cell(text)
+    if tags:
+        cell.metadata['tags'] = list(tags)
+    return cell
+
+
+def _code(text, out_lines=0, tags=()):
+    cell = v4.new_code_cell(text)
+    if out_lines:
+        cell.outputs = [v4.new_output('stream', name='stdout', text='x\n' * out_lines)]
+    if tags:
+        cell.metadata['tags'] = list(tags)
+    return cell
+
+
+def _without_slideshow(nb):
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        cell.metadata.pop('slideshow', None)
+    return nb
+
+
+@pytest.mark.parametrize('path', slides.numbered(), ids=os.path.basename)
+def test_slide_metadata_is_what_the_tool_writes(path):
+    current = path not in slides.stale([path])
+    assert current, f'slide metadata of {os.path.basename(path)} is out of date: run `make slide-metadata`'
+
+
+@pytest.mark.parametrize('path', slides.numbered(), ids=os.path.basename)
+def test_tool_changes_only_slideshow_metadata_and_is_idempotent(path):
+    original = nbformat.read(path, as_version=4)
+    nb = _without_slideshow(original)
+    slides.apply(nb)
+    assert _without_slideshow(nb) == _without_slideshow(original)   # sources, outputs, counts, tags
+    for cell in nb.cells:
+        assert set(cell.metadata.get('slideshow', {})) <= {'slide_type'}
+    assert not slides.apply(nb), 'a second run changed something'
+    text = nbformat.writes(nb) + '\n'
+    assert nbformat.writes(nbformat.reads(text, as_version=4)) + '\n' == text
+
+
+def test_rules():
+    nb = v4.new_notebook(cells=[
+        _md('# 00 · Title\n\n**The one idea:** one.'),
+        _md('[Contents](contents.ipynb)', tags=['nav']),
+        _md('## A section'),
+        _code('import os', tags=['slide-skip']),
+        _md('Say this, do not show it.', tags=['notes']),
+        _code('x = 1'),
+        _md('### A sub-section'),
+        _md('**Predict:** what is x?'),
+        _code('print(x)', out_lines=1),
+        _code('\n'.join(['y = 2'] * 30)),                 # taller than a slide: a subslide of its own
+        _code('z = 3'),                                   # no room left under it: the next subslide
+        _md('Some text.\n\n## A heading inside a cell\n\nmore'),
+        _code('w = 4'),
+    ])
+    assert slides.slide_types(nb) == [
+        'slide', None, 'slide', 'skip', 'notes', '-', 'subslide', '-', 'fragment', 'subslide',
+        'subslide', '-', '-']
+
+
+def test_headings_in_fences_do_not_split_and_later_headings_do():
+    assert slides.split_at_headings('## A\ntext') == ['## A\ntext']
+    assert slides.split_at_headings('text\n```\n# comment\n```\n### B\nmore') == \
+        ['text\n```\n# comment\n```', '### B\nmore']
+    assert slides.heading_slide_type('### B') == 'subslide'
+    assert slides.heading_slide_type('## B') == 'slide'
+
+
+def test_nav_cells_get_no_metadata_and_lose_stale_metadata():
+    nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('nav', tags=['nav'])])
+    nb.cells[1].metadata['slideshow'] = {'slide_type': 'skip'}
+    assert slides.apply(nb)
+    assert 'slideshow' not in nb.cells[1].metadata     # tools/navigation.py writes nav cells bare
+
+
+def test_deck_cuts_markdown_at_headings_and_drops_navigation(tmp_path):
+    import build_slides
+    nb = v4.new_notebook(cells=[
+        _md('# 00 · T'), _md('[next](01-x.ipynb)', tags=['nav']),
+        _md('Intro, see [01](01-x.ipynb#part).\n\n## Part two\ntext')])
+    slides.apply(nb)
+    path = tmp_path / '00-t.ipynb'
+    nbformat.write(nb, str(path))
+    deck = build_slides.deck_notebook(str(path), decks={'01-x'})
+    assert [c.source for c in deck.cells] == ['# 00 · T', 'Intro, see [01](01-x.slides.html#part).',
+                                              '## Part two\ntext']
+    assert deck.cells[2].metadata.slideshow.slide_type == 'slide'
+
+
+def test_cli_check_reports_drift_and_writes_nothing(tmp_path, capsys):
+    nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('## S')])
+    path = tmp_path / '00-t.ipynb'
+    nbformat.write(nb, str(path))
+    before = path.read_text()
+    assert slides.main(['--check', str(path)]) == 1
+    assert 'out of date' in capsys.readouterr().out and path.read_text() == before
+    assert slides.main([str(path)]) == 0
+    assert slides.main(['--check', str(path)]) == 0
+    contents = tmp_path / 'contents.ipynb'                # not a numbered notebook: left alone
+    nbformat.write(nb, str(contents))
+    assert slides.main([str(contents)]) == 0
+    assert 'left alone' in capsys.readouterr().out and 'slideshow' not in contents.read_text()

@@ -1,0 +1,153 @@
+"""Build one reveal.js deck per numbered notebook, and an index page, into build/slides/ (``make slides``).
+
+    python tools/build_slides.py          # -> build/slides/index.html, build/slides/notebooks/NN-*.slides.html
+
+The decks are the committed, executed notebooks (nothing is re-executed), cut into slides by their
+``metadata.slideshow`` (written by tools/slides.py). Everything a deck loads is in build/slides/:
+reveal.js, MathJax, require.js and jQuery (pinned in tools/web/package.json, see tools/web/assets.py)
+and the diagrams of img/, at the same relative path (``../img/``) as from notebooks/. So the folder
+works from a ``file://`` URL, copied to a USB stick, with no network at all.
+
+In the deck (not in the notebooks): navigation cells (tag ``nav``) are dropped, and links between
+notebooks point to the decks.
+"""
+import html
+import os
+import re
+import shutil
+import sys
+import time
+
+import nbformat
+from nbconvert import SlidesExporter
+from traitlets.config import Config
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, 'web'))
+import assets  # noqa: E402
+import slides  # noqa: E402
+
+OUT = os.path.join(ROOT, 'build', 'slides')
+NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+
+
+def title_and_idea(path):
+    """``('04', 'Allreduce by hand', 'the one idea ...')`` from the title cell; tolerant of drafts."""
+    first = nbformat.read(path, as_version=4).cells[0].source
+    m = re.match(r'#\s*(\d\d)\s*·\s*(.+)', first)
+    number, title = (m.group(1), m.group(2).strip()) if m else (os.path.basename(path)[:2], first.split('\n')[0])
+    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
+    return number, title.lstrip('# '), ' '.join(idea.group(1).split()) if idea else ''
+
+
+def exporter():
+    c = Config()
+    c.SlidesExporter.reveal_url_prefix = '../assets/reveal.js'
+    c.SlidesExporter.reveal_theme = assets.REVEAL_THEME
+    c.SlidesExporter.reveal_number = 'c/t'
+    c.SlidesExporter.reveal_scroll = True          # a slide taller than the screen scrolls
+    c.HTMLExporter.mathjax_url = '../assets/mathjax/' + assets.MATHJAX2_URL
+    c.HTMLExporter.require_js_url = '../assets/require.js'
+    c.HTMLExporter.jquery_url = '../assets/jquery.min.js'
+    c.HTMLExporter.exclude_anchor_links = True
+    c.TemplateExporter.extra_template_basedirs = [os.path.join(HERE, 'web', 'templates')]
+    c.TemplateExporter.template_name = 'reveal-offline'
+    return SlidesExporter(config=c)
+
+
+def deck_notebook(path, decks):
+    """The notebook as the deck shows it: no navigation cells, markdown cut at its headings (each
+    heading starts a slide, see tools/slides.py), links to other decks."""
+    nb = nbformat.read(path, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        kind = cell.metadata.get('slideshow', {}).get('slide_type')
+        if slides.NAV in cell.metadata.get('tags', []):
+            continue
+        parts = slides.split_at_headings(cell.source) if cell.cell_type == 'markdown' else []
+        if len(parts) > 1 and kind not in ('skip', 'notes'):
+            cell.source = parts[0]
+            cells.append(cell)
+            cells += [nbformat.v4.new_markdown_cell(part, metadata={
+                'slideshow': {'slide_type': slides.heading_slide_type(part)}}) for part in parts[1:]]
+        else:
+            cells.append(cell)
+    nb.cells = cells
+
+    def link(m):
+        stem = m.group(1)
+        return f']({stem}.slides.html{m.group(2) or ""})' if stem in decks else m.group(0)
+    for cell in nb.cells:
+        if cell.cell_type == 'markdown':
+            cell.source = re.sub(r'\]\((\d\d-[^)#\s/]+)\.ipynb(#[^)\s]*)?\)', link, cell.source)
+    return nb
+
+
+INDEX = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}: slides</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 52em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}
+li {{ margin: 0.6em 0; }} .idea {{ color: #555; }}
+kbd {{ border: 1px solid #bbb; border-radius: 3px; padding: 0 .3em; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<p>One deck per notebook, made from the executed notebooks. Everything is in this folder: it works
+offline, from a <code>file://</code> URL.</p>
+<ol start="0" class="decks">
+{items}
+</ol>
+<p><kbd>→</kbd>/<kbd>Space</kbd> next, <kbd>↓</kbd> the slides below the current one, <kbd>Esc</kbd>
+overview, <kbd>S</kbd> speaker notes (a second window), <kbd>F</kbd> full screen. A slide taller than
+the screen scrolls; so does a long output.</p>
+</body></html>
+"""
+
+
+def build(out=OUT):
+    start = time.perf_counter()
+    assets.install()
+    paths = slides.numbered()
+    drift = slides.stale(paths)
+    for p in drift:
+        print(f'warning: {os.path.relpath(p, ROOT)}: slide metadata not current (run python tools/slides.py)')
+    tmp = out + '.tmp'
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, 'notebooks'))
+    sizes = {
+        'reveal.js': assets.copy_reveal(os.path.join(tmp, 'assets', 'reveal.js')),
+        'MathJax 2': assets.copy_mathjax2(os.path.join(tmp, 'assets', 'mathjax')),
+        'require.js': assets.copy_file('requirejs', 'require.js', os.path.join(tmp, 'assets', 'require.js')),
+        'jQuery': assets.copy_file('jquery', 'dist/jquery.min.js', os.path.join(tmp, 'assets', 'jquery.min.js')),
+    }
+    shutil.copytree(os.path.join(ROOT, 'img'), os.path.join(tmp, 'img'),
+                    ignore=shutil.ignore_patterns('*.py', '__pycache__'))
+    decks = {os.path.basename(p)[:-len('.ipynb')] for p in paths}
+    ex, items = exporter(), []
+    for path in paths:
+        stem = os.path.basename(path)[:-len('.ipynb')]
+        number, title, idea = title_and_idea(path)
+        body, _ = ex.from_notebook_node(
+            deck_notebook(path, decks),
+            resources={'metadata': {'name': f'{number} · {title}', 'path': NOTEBOOKS}})
+        with open(os.path.join(tmp, 'notebooks', stem + '.slides.html'), 'w') as f:
+            f.write(body)
+        items.append(f'<li><a href="notebooks/{stem}.slides.html">{html.escape(number)} · '
+                     f'{html.escape(title)}</a><br><span class="idea">{html.escape(idea)}</span></li>')
+    with open(os.path.join(tmp, 'index.html'), 'w') as f:
+        f.write(INDEX.format(title='Data-parallel training from scratch with MXNet', items='\n'.join(items)))
+    shutil.rmtree(out, ignore_errors=True)
+    os.rename(tmp, out)
+    seconds = time.perf_counter() - start
+    print(f'{len(paths)} decks in {os.path.relpath(out, ROOT)}/ ({seconds:.1f} s); open '
+          f'{os.path.relpath(os.path.join(out, "index.html"), ROOT)}')
+    print('assets: ' + ', '.join(f'{k} {v / 2**20:.1f} MB' for k, v in sizes.items())
+          + f'; whole folder {assets.size(out) / 2**20:.1f} MB')
+    return out
+
+
+if __name__ == '__main__':
+    build()
+    sys.exit(0)

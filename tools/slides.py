@@ -1,0 +1,223 @@
+"""Write the slide metadata of the numbered notebooks (``metadata.slideshow.slide_type``), from
+their cell tags and headings, so that ``make slides`` turns each notebook into a reveal.js deck.
+
+    python tools/slides.py                       # every notebooks/NN-*.ipynb (``make slide-metadata``)
+    python tools/slides.py notebooks/04-*.ipynb  # some of them
+    python tools/slides.py --check               # exit 1 if any notebook's metadata is not current
+
+Rules, in order (the first that applies decides a cell's slide type):
+
+1. a cell tagged ``nav`` (written by tools/navigation.py) gets no slide metadata: the deck builder
+   drops navigation cells, and tools/navigation.py rewrites them from scratch;
+2. tagged ``slide-skip`` (code kept for completeness): ``skip``;
+3. tagged ``notes`` (markdown for the lecturer): ``notes``, the speaker notes of the slide it is on;
+4. the first cell, and a markdown cell starting with a ``#`` or ``##`` heading: a new ``slide``;
+   ``###``: a ``subslide`` (reveal.js shows subslides below their slide). A heading in the middle
+   of a markdown cell starts a slide too: the deck builder (tools/build_slides.py) cuts the cell
+   there (:func:`split_at_headings`), and this tool counts only the last part towards the next cell;
+5. a cell that would not fit on the current (sub)slide any more -- its height estimated in lines
+   of text from its source and its stored outputs (:func:`height`) -- starts a ``subslide``; a cell
+   taller than a slide gets one to itself (the deck scrolls it, and shrinks long outputs);
+6. the cell right after a ``**Predict...**`` prompt is a ``fragment``: it appears on the next key
+   press, after the audience has answered;
+7. everything else continues the current slide (``-``).
+
+The tool changes ``metadata.slideshow`` and nothing else: no source, output or execution count (the
+notebooks are committed executed and nbval re-checks them). It writes a notebook only when its
+metadata changes, in nbformat's own layout, so running it twice changes nothing.
+tests/test_slides.py checks that every notebook's metadata is what this tool writes.
+"""
+import base64
+import glob
+import math
+import os
+import re
+import struct
+import sys
+
+import nbformat
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+NAME = re.compile(r'\d\d-[^/]+\.ipynb$')
+
+NAV, SKIP, NOTES = 'nav', 'slide-skip', 'notes'
+# A slide is 960 x 700 px (nbconvert's reveal template) at a 20 px font: about 24 lines of text.
+SLIDE_LINES = 24
+CHARS_PER_LINE = 80      # prose wraps at about this many characters
+OUTPUT_LINES = 14        # the deck shows at most this many lines of one output, then scrolls
+LINE_PX = 28             # height of a line of text on a slide, for images
+SLIDE_WIDTH_PX = 860     # wider images are scaled down to this width
+DIAGRAM_LINES = 13       # a markdown image (an img/*.svg diagram, at most 320 px high on a slide)
+HEADING_CHARS = 45       # a heading (twice the height of a line) wraps at about this many characters
+
+
+def _level(text):
+    m = re.match(r'\n*[ ]{0,3}(#{1,6})\s', text)
+    return len(m.group(1)) if m else 0
+
+
+def heading_level(cell):
+    """1 for ``# ...``, 2 for ``## ...``, ...; 0 for a cell that does not start with a heading."""
+    return _level(cell.source) if cell.cell_type == 'markdown' else 0
+
+
+def split_at_headings(source):
+    """Markdown cut before every ``#``, ``##`` or ``###`` heading that is not the first line (and
+    not in a code fence): ``['text', '## Heading\\nmore text', ...]``; ``[source]`` if there is none."""
+    parts, current, fence = [], [], None
+    for line in source.split('\n'):
+        m = re.match(r'\s*(```|~~~)', line)
+        if m:
+            fence = None if fence == m.group(1) else (fence or m.group(1))
+        if fence is None and 1 <= _level(line) <= 3 and any(x.strip() for x in current):
+            parts.append('\n'.join(current).strip('\n'))
+            current = []
+        current.append(line)
+    parts.append('\n'.join(current).strip('\n'))
+    return parts
+
+
+def _text_lines(text):
+    return len(text.rstrip('\n').splitlines()) if text.strip() else 0
+
+
+def _png_lines(data):
+    try:
+        head = base64.b64decode(data[:64])
+        width, height = struct.unpack('>II', head[16:24])
+    except (ValueError, struct.error):
+        return SLIDE_LINES // 2
+    if width > SLIDE_WIDTH_PX:
+        height = height * SLIDE_WIDTH_PX / width
+    return math.ceil(height / LINE_PX)
+
+
+def output_lines(output):
+    """Estimated lines of one stored output as the deck shows it (long text is capped)."""
+    if output.output_type == 'stream':
+        return min(_text_lines(output.text), OUTPUT_LINES)
+    data = output.get('data', {})
+    if 'image/png' in data:
+        return _png_lines(data['image/png'])
+    if 'text/html' in data or 'text/plain' in data:
+        return min(_text_lines(data.get('text/plain', '') or str(data.get('text/html', ''))), OUTPUT_LINES)
+    return 0
+
+
+def height(cell):
+    """Estimated height of a cell on a slide, in lines of text."""
+    if cell.cell_type == 'markdown':
+        return _markdown_lines(cell.source)
+    if cell.cell_type == 'code':
+        return _text_lines(cell.source) + 1 + sum(output_lines(o) + 0.5 for o in cell.get('outputs', []))
+    return 0
+
+
+def _markdown_lines(source):
+    lines = 0.0
+    for line in source.splitlines():
+        if not line.strip():
+            lines += 0.5
+        elif re.search(r'!\[[^\]]*\]\([^)]+\)|<img ', line):
+            lines += DIAGRAM_LINES
+        elif line.lstrip().startswith('#'):
+            lines += 2 * math.ceil(len(line.strip('# ')) / HEADING_CHARS)
+        else:
+            lines += math.ceil(len(line) / CHARS_PER_LINE)
+    return lines
+
+
+def _is_predict(cell):
+    return cell.cell_type == 'markdown' and cell.source.lstrip().startswith('**Predict')
+
+
+def slide_types(nb):
+    """The slide type of every cell of ``nb`` (None: leave the cell without slide metadata)."""
+    types, used, after_predict = [], 0.0, False
+    for i, cell in enumerate(nb.cells):
+        tags = set(cell.get('metadata', {}).get('tags', []))
+        if NAV in tags:
+            types.append(None)
+            continue
+        if SKIP in tags:
+            types.append('skip')
+            continue
+        if NOTES in tags:
+            types.append('notes')
+            continue
+        parts = split_at_headings(cell.source) if cell.cell_type == 'markdown' else [cell.source]
+        h = _markdown_lines(parts[0]) if cell.cell_type == 'markdown' else height(cell)
+        level = heading_level(cell)
+        if not types or level in (1, 2):
+            kind, used = 'slide', h
+        elif level == 3:
+            kind, used = 'subslide', h
+        elif used > 0 and used + h > SLIDE_LINES:
+            kind, used = 'subslide', h
+        else:
+            kind, used = ('fragment' if after_predict else '-'), used + h
+        if len(parts) > 1:                 # the cell's last part is on a slide of its own
+            used = _markdown_lines(parts[-1])
+        types.append(kind)
+        after_predict = _is_predict(cell) if len(parts) == 1 else parts[-1].lstrip().startswith('**Predict')
+    return types
+
+
+def heading_slide_type(part):
+    """The slide type of a part of a markdown cell that :func:`split_at_headings` cut off."""
+    return 'subslide' if _level(part) == 3 else 'slide'
+
+
+def apply(nb):
+    """Set ``metadata.slideshow.slide_type`` of every cell of ``nb``; return True if any changed."""
+    changed = False
+    for cell, kind in zip(nb.cells, slide_types(nb)):
+        slideshow = cell.metadata.get('slideshow', {})
+        if slideshow.get('slide_type') == kind:
+            continue
+        changed = True
+        if kind is None:
+            slideshow.pop('slide_type', None)
+        else:
+            slideshow['slide_type'] = kind
+        if slideshow:
+            cell.metadata['slideshow'] = slideshow
+        else:
+            cell.metadata.pop('slideshow', None)
+    return changed
+
+
+def numbered():
+    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+
+
+def stale(paths=None):
+    """``{path: notebook with current metadata}`` of every notebook whose metadata would change."""
+    out = {}
+    for path in numbered() if paths is None else paths:
+        nb = nbformat.read(path, as_version=4)
+        if apply(nb):
+            out[path] = nb
+    return out
+
+
+def main(argv):
+    check = '--check' in argv
+    paths = [p for p in argv if p != '--check']
+    decks = [p for p in paths if NAME.search(p.replace(os.sep, '/'))]
+    for p in sorted(set(paths) - set(decks)):
+        print(f'{os.path.relpath(p, ROOT)}: not a numbered notebook (no deck), left alone')
+    changes = stale([os.path.abspath(p) for p in decks] if paths else None)
+    for path, nb in changes.items():
+        rel = os.path.relpath(path, ROOT)
+        if check:
+            print(f'{rel}: slide metadata out of date (run python tools/slides.py)')
+        else:
+            nbformat.write(nb, path)
+            print(f'wrote the slide metadata of {rel}')
+    return 1 if changes and check else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
