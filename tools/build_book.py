@@ -1,0 +1,126 @@
+"""Build the whole series as a static HTML book with Jupyter Book 1.x (``make book``).
+
+    python tools/build_book.py     # -> build/book/_build/html/index.html
+
+The book shows the committed, executed notebooks; nothing is executed. Its landing page is the
+contents notebook (notebooks/contents.ipynb, written by tools/navigation.py; made on the fly with
+the same code if it is not there yet), then every numbered notebook in order, then the worked
+solutions as a part of their own. Navigation cells (tag ``nav``) are dropped: the book has its own
+previous/next links and sidebar.
+
+The sources are staged in build/book-src/ with the same layout as the repository (notebooks/,
+notebooks/solutions/, img/), so ``../img/*.svg`` resolves as it does in JupyterLab. The book loads
+nothing from the internet: MathJax is copied into its _static/ (tools/web/assets.py) and the theme
+(sphinx-book-theme) ships its own fonts and scripts. tests/test_browser.py checks both.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import nbformat
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, 'web'))
+import assets  # noqa: E402
+
+NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+SRC = os.path.join(ROOT, 'build', 'book-src')
+OUT = os.path.join(ROOT, 'build', 'book')
+HTML = os.path.join(OUT, '_build', 'html')
+
+
+def numbered():
+    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+
+
+def solutions():
+    return sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '[0-9][0-9]-*-solutions.ipynb')))
+
+
+def contents():
+    """The contents notebook: the committed one, or the one tools/navigation.py would write."""
+    path = os.path.join(NOTEBOOKS, 'contents.ipynb')
+    if os.path.exists(path):
+        return nbformat.read(path, as_version=4)
+    print('note: notebooks/contents.ipynb does not exist yet; using what tools/navigation.py would write')
+    import navigation
+    try:
+        return navigation.contents_notebook()
+    except ValueError as e:               # a notebook not yet in lesson form: a plain list will do
+        print(f'note: {e}; the contents page is a plain list')
+    from build_slides import title_and_idea
+    lines = ['# Data-parallel training from scratch with MXNet', '', '## The notebooks', '']
+    for path in numbered():
+        number, title, idea = title_and_idea(path)
+        lines.append(f'{int(number)}. [{title}]({os.path.basename(path)}) {idea}')
+    lines += ['', '## Worked solutions', '']
+    lines += [f'* [{os.path.basename(p)[:-len(".ipynb")]}](solutions/{os.path.basename(p)})' for p in solutions()]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell('\n'.join(lines))]
+    return nb
+
+
+def _without_nav(nb):
+    nb.cells = [c for c in nb.cells if 'nav' not in c.metadata.get('tags', [])]
+    return nb
+
+
+def _doc(path):
+    """A toc entry: the path relative to the book's root, without the suffix."""
+    return os.path.relpath(path, ROOT)[:-len('.ipynb')]
+
+
+def toc():
+    lines = ['format: jb-book', 'root: notebooks/contents', 'parts:',
+             '- caption: The notebooks', '  chapters:']
+    lines += [f'  - file: {_doc(p)}' for p in numbered()]
+    if solutions():
+        lines += ['- caption: Worked solutions', '  chapters:']
+        lines += [f'  - file: {_doc(p)}' for p in solutions()]
+    return '\n'.join(lines) + '\n'
+
+
+def stage(src=SRC):
+    """Copy everything the book is made of into ``src``; return the MathJax bytes copied."""
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(os.path.join(src, 'notebooks', 'solutions'))
+    for path in numbered() + solutions():
+        nbformat.write(_without_nav(nbformat.read(path, as_version=4)), os.path.join(src, os.path.relpath(path, ROOT)))
+    nbformat.write(_without_nav(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
+    shutil.copytree(os.path.join(ROOT, 'img'), os.path.join(src, 'img'),
+                    ignore=shutil.ignore_patterns('*.py', '__pycache__'))
+    shutil.copyfile(os.path.join(HERE, 'book', '_config.yml'), os.path.join(src, '_config.yml'))
+    with open(os.path.join(src, '_toc.yml'), 'w') as f:
+        f.write(toc())
+    return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))
+
+
+def build():
+    start = time.perf_counter()
+    assets.install()
+    mathjax = stage()
+    jb = os.path.join(os.path.dirname(sys.executable), 'jupyter-book')
+    cmd = [jb if os.path.exists(jb) else 'jupyter-book', 'build', SRC, '--path-output', OUT, '--all']
+    shutil.rmtree(HTML, ignore_errors=True)
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    warnings = [line for line in (run.stdout + run.stderr).splitlines() if 'WARNING' in line or 'ERROR' in line]
+    for line in warnings:
+        print(line.replace(SRC + os.sep, ''))
+    if run.returncode:
+        print(run.stdout[-3000:], run.stderr[-3000:], sep='\n')
+        sys.exit(f'jupyter-book failed (exit {run.returncode})')
+    seconds = time.perf_counter() - start
+    print(f'book of {len(numbered())} notebooks and {len(solutions())} solutions in '
+          f'{os.path.relpath(HTML, ROOT)}/ ({seconds:.1f} s, {len(warnings)} warnings); open '
+          f'{os.path.relpath(os.path.join(HTML, "index.html"), ROOT)}')
+    print(f'assets: MathJax 3 {mathjax / 2**20:.1f} MB; whole book {assets.size(HTML) / 2**20:.1f} MB')
+    return HTML
+
+
+if __name__ == '__main__':
+    build()
