@@ -1,19 +1,24 @@
 """Shared code of the notebook series "Data-parallel training from scratch with MXNet".
 
-One module per concept; each public function's docstring names the notebook that derives it:
+One module per concept; each public function's docstring names the notebook that derives it. The
+functions a notebook teaches by hand are the text of its lesson cells (``tools/lessons.py``).
 
-- ``devices``  which devices to use (GPUs or CPU stand-ins)            -- notebook 00
-- ``data``     Fashion-MNIST, offline first, fast in-memory batches    -- notebook 00
-- ``timing``   honest timings of MXNet's asynchronous engine           -- notebook 01
-- ``split``    split_and_load by hand: even, uneven, weighted            -- notebook 03
-- ``comm``     allreduce by hand (naive, ring), byte counts, α–β model   -- notebook 04
-- ``models``   LeNet (from scratch and Gluon), ResNet-18 (d2l's)         -- notebooks 05, 06
-- ``train``    training/evaluation loops on k devices, progress, curves  -- notebooks 05, 06
-- ``kvstore``  KVStore measurements: push/pull time, memory, compression -- notebook 07
-- ``dist``     launching a local parameter-server job, safely            -- notebook 08
+- ``devices``    which devices to use: every GPU, or CPU stand-ins              -- notebook 00
+- ``checks``     input checks with one policy (TypeError / ValueError)          -- notebook 00 on
+- ``data``       Fashion-MNIST, offline first, fast in-memory batches           -- notebook 00
+- ``timing``     honest timings of MXNet's asynchronous engine                  -- notebook 01
+- ``profile``    what the engine ran, on which device, when                     -- notebooks 01, 05
+- ``split``      split_and_load by hand: even, uneven, weighted                  -- notebook 03
+- ``comm``       allreduce by hand: naive and ring; byte counting               -- notebook 04
+- ``costmodel``  the alpha-beta-gamma cost model, published link bandwidths     -- notebooks 04, 09
+- ``models``     LeNet (by hand and in Gluon), d2l's ResNet-18                   -- notebooks 05, 06
+- ``train``      the training step by hand and with Gluon, evaluation, the loop -- notebooks 05, 06
+- ``kvstore``    KVStore measurements: push/pull time, memory, compression      -- notebook 07
+- ``dist``       launching a local parameter-server job, safely                 -- notebook 08
 - ``dist_train`` the distributed training script (python -m helpers.dist_train) -- notebook 08
-- ``source``   show the one definition of a hand-written function          -- all notebooks
-- ``plot``     d2l plotting with PNG figures (stable under nbval)         -- all notebooks
+- ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
+- ``scaling``    large batches and the speed-up model                           -- notebook 09
+- ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
 """

@@ -3,9 +3,11 @@ used again in notebook 09).
 
 One message of ``m`` bytes costs ``alpha + m * beta`` (``alpha``: latency, ``beta``: seconds per
 byte = 1 / bandwidth); adding ``m`` bytes of received values costs ``m * gamma``. For ``k``
-devices summing an array of ``N`` bytes (Thakur, Rabenseifner & Gropp, "Optimization of collective
-communication operations in MPICH", IJHPCA 19(1), 2005, section 4; the naive algorithm is the
-reduce-to-one + broadcast of the classic tutorials):
+devices summing an array of ``N`` bytes (notation and the binomial-tree and Rabenseifner costs:
+Thakur, Rabenseifner & Gropp, "Optimization of collective communication operations in MPICH",
+IJHPCA 19(1), 2005; the ring is a ring reduce-scatter followed by a ring all-gather, whose step
+count Goyal et al. 2017, section 4.1, also give; the naive algorithm is the reduce-to-one +
+broadcast of the classic tutorials):
 
 =================  =====================  ======================  =================
 algorithm          latency terms          bandwidth term          additions
@@ -18,9 +20,11 @@ Rabenseifner       2 log2 k alpha         2 (k-1)/k N beta        (k-1)/k N gamm
 
 The ring's and Rabenseifner's bandwidth term is the lower bound: every device must send at least
 ``2 (k-1)/k N`` bytes (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
-workstations", JPDC 69(2), 2009). The tree here is the textbook unpipelined binomial tree (whole
-arrays per level), not NCCL's pipelined double binary tree. Rabenseifner's algorithm (recursive
-halving, then recursive doubling) is given for ``k`` a power of two.
+workstations", JPDC 69(2), 2009; NVIDIA's nccl-tests, doc/PERFORMANCE.md, uses the same factor).
+The tree here is the textbook binomial tree that passes whole arrays at every level, not NCCL's
+double binary trees, in which two trees each carry half of the data (NVIDIA, "Massively Scale Your
+Deep Learning Training with NCCL 2.4", 2019). Rabenseifner's algorithm (recursive halving, then
+recursive doubling) is given for ``k`` a power of two.
 
 Every function takes ``k`` as a number or a NumPy array (for plotting against ``k``).
 """
@@ -91,9 +95,10 @@ def cost_rabenseifner(k, nbytes, alpha, bandwidth, gamma=0.0):
 
 # Links between devices, for the model's plots (notebooks 04 and 09): per-GPU bandwidth in bytes/s,
 # *per direction*, from the vendors' published peak figures (LINK_SOURCES); `alpha`: seconds per
-# message, an assumed round order of magnitude, not a measurement; `k_max`: how many devices one such
-# link plausibly connects (a PCIe host or an NVLink/NVSwitch board holds 8 GPUs; Ethernet joins
-# machines). Real transfers reach less than the peak.
+# message, an ASSUMED round order of magnitude, not a measurement (no vendor publishes one; NCCL's own
+# tuning constants, NVIDIA/nccl src/graph/tuning.cc, are a few microseconds per step on NVLink and
+# PCIe); `k_max`: how many devices one such link plausibly connects (a PCIe host or an NVLink/NVSwitch
+# board holds 8 GPUs; Ethernet joins machines). Real transfers reach less than the peak.
 LINKS = {
     'PCIe 3.0 x16': dict(bandwidth=15.75e9, alpha=10e-6, k_max=8),
     'PCIe 4.0 x16': dict(bandwidth=31.5e9, alpha=10e-6, k_max=8),
@@ -102,15 +107,14 @@ LINKS = {
     '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
 }
 LINK_SOURCES = {
-    'PCIe 3.0 x16': 'PCI-SIG, PCI Express Base Specification 3.0: 8 GT/s per lane, 128b/130b encoding, '
-                    'x16 -> 15.75 GB/s per direction',
-    'PCIe 4.0 x16': 'PCI-SIG, PCI Express Base Specification 4.0: 16 GT/s per lane, 128b/130b -> 31.5 GB/s '
-                    'per direction',
-    'NVLink 2 (V100)': 'NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink 2.0 links of 25 GB/s '
-                       'per direction, 300 GB/s total per GPU (150 GB/s per direction)',
-    'NVLink 3 (A100)': 'NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 12 NVLink 3 links, '
-                       '600 GB/s total per GPU (300 GB/s per direction)',
-    '100 GbE': 'IEEE 802.3 (100 Gb/s Ethernet): 100 Gb/s line rate = 12.5 GB/s per direction',
+    'PCIe 3.0 x16': 'PCI-SIG: 8 GT/s per lane, 128b/130b encoding; x16 = 15.75 GB/s per direction (derived; '
+                    'vendors quote raw, both-direction figures)',
+    'PCIe 4.0 x16': 'PCI-SIG: 16 GT/s per lane, 128b/130b encoding; x16 = 31.5 GB/s per direction (derived)',
+    'NVLink 2 (V100)': 'NVIDIA Tesla V100 architecture whitepaper (2017) and NVLink product page: 6 links of '
+                       '25 GB/s per direction, "300 GB/sec" total per GPU',
+    'NVLink 3 (A100)': 'NVIDIA H100 architecture whitepaper (2022): "A100 includes 12 third-generation NVLink '
+                       'links to provide 600 GB/sec total bandwidth" (25 GB/s per link per direction)',
+    '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
 }
 
 
