@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'plot', 'history', 'timeline', 'plt']
+__all__ = ['use_png', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
@@ -94,5 +94,24 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
         ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.35), ncol=len(seen), frameon=False)
     if title:
         ax.set_title(title)
+    fig.tight_layout()
+    plt.show()
+
+
+def step_timelines(panels, figsize=(10, 3.4)):
+    """Steps done against time, one line per worker, one panel per run (notebook 08: dist_sync
+    beside dist_async). ``panels`` maps a panel title to ``{worker name: [t0, t1, ..., tn]}``: the
+    wall-clock times at which the worker began its first step (t0) and ended each step."""
+    fig, axes = plt.subplots(1, len(panels), figsize=figsize, sharex=True, sharey=True, squeeze=False)
+    for ax, (title, lanes) in zip(axes[0], panels.items()):
+        t0 = min(stamps[0] for stamps in lanes.values())
+        for (name, stamps), style in zip(lanes.items(), ('-', '--', '-.', ':')):
+            ax.plot([t - t0 for t in stamps], range(len(stamps)), style, drawstyle='steps-post',
+                    lw=2, label=name)
+        ax.set_title(title)
+        ax.set_xlabel('seconds since the first step began')
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc='lower right')
+    axes[0][0].set_ylabel('steps done')
     fig.tight_layout()
     plt.show()
