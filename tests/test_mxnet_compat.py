@@ -1,0 +1,115 @@
+"""helpers/_mxnet_compat.py: MXNet 1.9.1 imports in a fresh interpreter or Jupyter kernel on every
+supported Python (NumPy 1.23.5 on 3.9-3.11, 1.26.4 on 3.12) with nothing done by the reader; the
+shim is inert where nothing is missing, imports nothing at start-up, and never breaks start-up."""
+import os
+import subprocess
+import sys
+import sysconfig
+import types
+import warnings
+
+import pytest
+
+from helpers import _mxnet_compat as compat
+
+ALIASES = sorted(compat.ALIASES)
+
+
+def _python(code, cwd, **kwargs):
+    """Run `code` in a fresh interpreter of this environment, outside the repository (so nothing
+    is imported from the working directory: the .pth file alone must do the work)."""
+    return subprocess.run([sys.executable, '-c', code], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+@pytest.mark.parametrize('version, restored', [('1.23.5', []), ('1.24.0', ALIASES), ('1.26.4', ALIASES)])
+def test_apply_restores_the_aliases_only_where_numpy_removed_them(monkeypatch, version, restored):
+    numpy = types.ModuleType('numpy')
+    numpy.__version__ = version
+    monkeypatch.setitem(sys.modules, 'numpy', numpy)
+    assert sorted(compat.apply()) == restored
+    for name in restored:
+        assert getattr(numpy, name) is compat.ALIASES[name]  # np.bool is bool, as before NumPy 1.24
+    assert sorted(compat.apply()) == []  # twice: nothing more
+
+
+def test_apply_on_numpy_2_warns_and_changes_nothing(monkeypatch):
+    numpy = types.ModuleType('numpy')
+    numpy.__version__ = '2.0.2'
+    monkeypatch.setitem(sys.modules, 'numpy', numpy)
+    with pytest.warns(RuntimeWarning, match='does not work with NumPy 2'):
+        assert compat.apply() == []
+    assert not any(name in vars(numpy) for name in ALIASES)
+
+
+def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
+    def broken():
+        raise RuntimeError('boom')
+    monkeypatch.setattr(compat, 'apply', broken)
+    finder = compat._BeforeMXNet()
+    monkeypatch.setattr(sys, 'meta_path', [finder, *sys.meta_path])
+    assert finder.find_spec('numpy') is None and finder in sys.meta_path  # only `mxnet` triggers it
+    with pytest.warns(RuntimeWarning, match='boom'):
+        assert finder.find_spec('mxnet') is None
+    assert finder not in sys.meta_path  # once per process
+
+
+def test_a_broken_pth_does_not_stop_python(tmp_path):
+    (tmp_path / 'broken.pth').write_text(compat.pth_line(str(tmp_path / 'missing.py')))
+    result = _python(f'import site; site.addsitedir({str(tmp_path)!r}); print("started")', tmp_path)
+    assert result.returncode == 0 and result.stdout == 'started\n'
+    assert 'MXNet compatibility shim' in result.stderr and 'missing.py' in result.stderr
+
+
+def test_the_pth_file_activates_the_shim_once(tmp_path):
+    assert compat.install(str(tmp_path)) == str(tmp_path / compat.PTH_NAME)
+    result = _python(f'import site, sys; site.addsitedir({str(tmp_path)!r}); '
+                     'print(sum(getattr(f, "mxdp_mxnet_compat", False) for f in sys.meta_path))', tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '1\n'  # idempotent: this venv's own .pth may have activated it already
+
+
+def _made_by_make_setup():
+    return os.path.exists(os.path.join(sys.prefix, '.installed'))
+
+
+@pytest.mark.skipif(not _made_by_make_setup(), reason='only `make setup` installs the .pth file')
+def test_make_setup_installed_the_pth_file():
+    path = os.path.join(sysconfig.get_paths()['purelib'], compat.PTH_NAME)
+    with open(path) as f:
+        assert compat.pth_line() in f.read()
+
+
+def test_start_up_imports_nothing(tmp_path):
+    """A process that never imports mxnet (helpers/dist.py's node shim, pip, the Jupyter server)
+    gets no NumPy, no MXNet: the shim only waits for `import mxnet`."""
+    result = _python('import sys; print(sorted(m for m in sys.modules if m.split(".")[0] in '
+                     '("numpy", "mxnet", "helpers")))', tmp_path)
+    assert result.returncode == 0 and result.stdout == '[]\n', result.stderr
+
+
+def test_fresh_interpreter_imports_mxnet(tmp_path):
+    result = _python('import mxnet, numpy; '
+                     f'print(numpy.__version__, [n for n in {ALIASES!r} if n in vars(numpy)])', tmp_path)
+    assert result.returncode == 0, result.stderr
+    version, restored = result.stdout.split(' ', 1)
+    if tuple(int(p) for p in version.split('.')[:2]) >= (1, 24):
+        assert restored.strip() == repr(ALIASES)
+    else:  # NumPy 1.23.5 (Python 3.9-3.11): inert, NumPy untouched
+        assert restored.strip() == '[]'
+    assert 'Warning' not in result.stderr, result.stderr
+
+
+def test_fresh_jupyter_kernel_imports_mxnet_in_its_first_cell(tmp_path):
+    nbformat = pytest.importorskip('nbformat')
+    nbclient = pytest.importorskip('nbclient')
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        'import mxnet as mx\nimport sys\nprint(mx.nd.ones((2, 3)).sum().asscalar(), sys.prefix)')])
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        nbclient.NotebookClient(nb, kernel_name='python3', timeout=300,
+                                resources={'metadata': {'path': str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    assert not [o for o in outputs if o.output_type == 'error'], outputs
+    # the kernel is this environment's Python, so it is this venv's .pth file that did the work
+    assert [o.get('text') for o in outputs if o.output_type == 'stream'] == [f'6.0 {sys.prefix}\n'], outputs
