@@ -1,9 +1,11 @@
 # Data-parallel training from scratch with MXNet: the two commands are `make lab` and `make test`.
 # Every target is self-sufficient from a fresh clone: it creates/updates the virtual environment
 # (.venv, from requirements.txt) and fetches the data package when it can. Re-running is fast:
-# the venv is rebuilt only when requirements.txt or pyproject.toml change.
+# the venv is updated only when requirements*.txt or pyproject.toml change, and rebuilt from scratch
+# only when it has to be made with another Python (3.9-3.12; see "The venv's Python" below).
 
-PYTHON   ?= python3
+# PYTHON=python3.12 (or a path) picks the interpreter; empty: tools/find_python.sh picks one.
+PYTHON   ?=
 VENV     ?= .venv
 PY       := $(VENV)/bin/python
 STAMP    := $(VENV)/.installed
@@ -27,12 +29,39 @@ help:
 
 setup: $(STAMP) data
 
-$(STAMP): requirements.txt pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+# The venv's Python. tools/find_python.sh chooses it -- PYTHON= if given (and supported), else the
+# Python the venv was made with (while it runs and is supported), else python3 if supported, else the
+# newest python3.X (3.9-3.12) that runs -- or explains why there is none, before anything is
+# installed. $(VENV_ID) holds the chosen version and is rewritten only when it changes (FORCE runs
+# the check every time; an unchanged file does not remake $(STAMP)). When the venv's own Python
+# (pyvenv.cfg) is another version, or no longer runs, the venv is emptied and made again: packages
+# built for one Python are never reused by another.
+VENV_ID     := $(VENV)/.made-with-python
+FIND_PYTHON := sh tools/find_python.sh --venv $(VENV) $(PYTHON)
+
+$(VENV_ID): FORCE
+	@found=$$($(FIND_PYTHON)) || exit 1; mkdir -p $(VENV); \
+	  [ "$$(cat $@ 2>/dev/null)" = "$${found%% *}" ] || echo "$${found%% *}" > $@
+
+# d2l is installed with --no-deps (requirements-nodeps.txt says why); requirements.txt holds its
+# dependencies, per Python version. The last step installs the MXNet/NumPy compatibility shim
+# (helpers/_mxnet_compat.py) as a .pth file: it acts before any `import mxnet`, notebooks included.
+$(STAMP): $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml helpers/_mxnet_compat.py
+	@found=$$($(FIND_PYTHON:--venv=-q --venv)) || exit 1; want=$${found%% *}; py=$${found#* }; \
+	  made=$$(sed -n 's/^version *= *\([0-9]*\.[0-9]*\).*/\1/p' $(VENV)/pyvenv.cfg 2>/dev/null); \
+	  if [ -n "$$made" ] && [ "$$made" = "$$want" ] && $(PY) -c '' 2>/dev/null; then :; else \
+	    if [ -n "$$made" ]; then echo "$(VENV) was made with Python $$made: making it again with Python $$want ($$py)"; \
+	    else echo "creating $(VENV) with Python $$want ($$py)"; fi; \
+	    "$$py" -m venv --clear $(VENV) && echo "$$want" > $(VENV_ID); \
+	  fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt -e .
+	@$(PY) -m helpers._mxnet_compat install >/dev/null
 	@touch $@
+
+.PHONY: FORCE
+FORCE:
 
 # Fashion-MNIST from Debian's `dataset-fashion-mnist` when apt and root are available; otherwise
 # helpers.data falls back to MXNet's cache and a download (see README, "Data").
