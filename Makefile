@@ -26,6 +26,7 @@ help:
 	@echo "make setup  - create .venv and install everything (done by lab/test too)"
 	@echo "make execute - re-execute notebooks in place, in order (maintainers, before committing)"
 	@echo "make bench  - run the benchmark scripts in benchmarks/"
+	@echo "make smoke-pythons - set-up, unit tests, notebooks 00 and 08 on each Python 3.9-3.12 found here"
 
 setup: $(STAMP) data
 
@@ -108,3 +109,17 @@ navigation: setup
 	$(PY) tools/navigation.py
 repeat: setup
 	$(PY) tools/repeat_check.py -n $(N) $(if $(HOG),--hog,) $(NOTEBOOKS)
+
+# --- Every supported Python (issue 13). `make smoke`: the smoke subset in this venv -- unit tests
+# (not the browser tests) and notebooks 00 and 08 (the distributed one) under nbval. `make
+# smoke-pythons`: that, on each of Python 3.9-3.12 found on this machine, each in a venv of its own
+# (.venv-smoke/3.X, made by `make setup`), one after the other; prints set-up and test time per
+# version (tools/smoke_pythons.sh). FRESH=1 makes every smoke venv from scratch.
+SMOKE_NOTEBOOKS ?= $(wildcard notebooks/00-*.ipynb notebooks/08-*.ipynb)
+SMOKE_PYTHONS   ?= 3.9 3.10 3.11 3.12
+.PHONY: smoke smoke-pythons
+smoke: setup
+	$(PY) -m pytest tests $(SMOKE_NOTEBOOKS) --ignore=tests/test_browser.py --nbval --nbval-current-env \
+	  --sanitize-with tests/sanitize.cfg --nbval-cell-timeout=$(CELL_TIMEOUT) -q $(PYTEST_ARGS)
+smoke-pythons:
+	@sh tools/smoke_pythons.sh $(if $(FRESH),--fresh) $(SMOKE_PYTHONS)
