@@ -64,7 +64,7 @@ why_not() {  # why_not X.Y: one line on why that version is refused
 how_to_get_one() {
   say "Install a supported Python, then run make again (it finds python3 or python3.9 ... python3.12 on"
   say "PATH, and pyenv's versions), or name it: make setup PYTHON=/path/to/python3.X"
-  say "  Debian 12: python3 is 3.11; Ubuntu 22.04: 3.10; Ubuntu 24.04 and Fedora 39-41: 3.12"
+  say "  Debian 12: python3 is 3.11; Ubuntu 22.04: 3.10; Ubuntu 24.04 and Fedora 39/40: 3.12"
   say "             (sudo apt install python3 python3-venv / sudo dnf install python3)"
   say "  pyenv:     pyenv install 3.12      (then: make setup PYTHON=python3.12)"
   say "  uv:        uv python install 3.12  (then: make setup PYTHON=\$(uv python find 3.12))"
@@ -106,6 +106,7 @@ try() {
 # 1. PYTHON given: that one, or an error.
 if [ -n "$requested" ]; then
   run=$requested
+  shown=$requested
   out=$(probe "$requested")
   if [ -z "$out" ]; then
     # A pyenv shim for a version that is installed but not selected: use pyenv's own copy.
@@ -114,8 +115,7 @@ if [ -n "$requested" ]; then
       python3.[0-9]|python3.[0-9][0-9])
         for p in $(pyenv_copies "${name#python}"); do
           if out=$(probe "$p"); then
-            note "$requested does not run here (a pyenv shim for a version that is not selected?); using $p"
-            run=$p; break
+            run=$p; shown="$requested (pyenv's $p: the shim does not run, its version is not selected)"; break
           fi
         done ;;
     esac
@@ -127,15 +127,16 @@ if [ -n "$requested" ]; then
   fi
   set -- $out
   if ! is_supported "$1"; then
-    say "error: PYTHON=$requested is Python $1. $(why_not "$1")"
+    say "error: PYTHON=$shown is Python $1. $(why_not "$1")"
     how_to_get_one
     exit 1
   fi
   if [ "$3" != yes ]; then
-    say "error: PYTHON=$requested (Python $1) cannot create virtual environments: the venv/ensurepip modules are missing (Debian/Ubuntu: sudo apt install python$1-venv)."
+    say "error: PYTHON=$shown (Python $1) cannot create virtual environments: the venv/ensurepip modules are missing (Debian/Ubuntu: sudo apt install python$1-venv)."
     exit 1
   fi
   exe=$2; [ "$exe" = - ] && exe=$(command -v "$run")
+  [ "$run" = "$requested" ] || note "$requested does not run here (a pyenv shim for a version that is not selected?); using $run"
   echo "$1 $exe"
   exit 0
 fi
