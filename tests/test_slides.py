@@ -67,7 +67,7 @@ def test_rules():
         _md('Say this, do not show it.', tags=['notes']),
         _code('x = 1'),
         _md('### A sub-section'),
-        _md('**Predict:** what is x?'),
+        _md('Some context.\n\n**Predict:** what is x?'),
         _code('print(x)', out_lines=1),
         _code('\n'.join(['y = 2'] * 30)),                 # taller than a slide: a subslide of its own
         _code('z = 3'),                                   # no room left under it: the next subslide

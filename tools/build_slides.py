@@ -85,6 +85,11 @@ def deck_notebook(path, decks):
     return nb
 
 
+def _inline(text):
+    """Escaped text with its `code` spans as <code>."""
+    return re.sub(r'`([^`]+)`', r'<code>\1</code>', html.escape(text))
+
+
 INDEX = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}: slides</title>
 <style>
@@ -134,8 +139,8 @@ def build(out=OUT):
             resources={'metadata': {'name': f'{number} · {title}', 'path': NOTEBOOKS}})
         with open(os.path.join(tmp, 'notebooks', stem + '.slides.html'), 'w') as f:
             f.write(body)
-        items.append(f'<li><a href="notebooks/{stem}.slides.html">{html.escape(number)} · '
-                     f'{html.escape(title)}</a><br><span class="idea">{html.escape(idea)}</span></li>')
+        items.append(f'<li><a href="notebooks/{stem}.slides.html">{number} · '
+                     f'{_inline(title)}</a><br><span class="idea">{_inline(idea)}</span></li>')
     with open(os.path.join(tmp, 'index.html'), 'w') as f:
         f.write(INDEX.format(title='Data-parallel training from scratch with MXNet', items='\n'.join(items)))
     shutil.rmtree(out, ignore_errors=True)

@@ -18,8 +18,9 @@ Rules, in order (the first that applies decides a cell's slide type):
 5. a cell that would not fit on the current (sub)slide any more -- its height estimated in lines
    of text from its source and its stored outputs (:func:`height`) -- starts a ``subslide``; a cell
    taller than a slide gets one to itself (the deck scrolls it, and shrinks long outputs);
-6. the cell right after a ``**Predict...**`` prompt is a ``fragment``: it appears on the next key
-   press, after the audience has answered;
+6. the cell right after a markdown cell that ends with a ``**Predict...**`` prompt is a
+   ``fragment``: it (and what follows it on the slide) appears on the next key press, after the
+   audience has answered;
 7. everything else continues the current slide (``-``).
 
 The tool changes ``metadata.slideshow`` and nothing else: no source, output or execution count (the
@@ -128,8 +129,10 @@ def _markdown_lines(source):
     return lines
 
 
-def _is_predict(cell):
-    return cell.cell_type == 'markdown' and cell.source.lstrip().startswith('**Predict')
+def _ends_with_predict(text):
+    """Whether the last paragraph of a markdown text is a ``**Predict...**`` prompt."""
+    paragraphs = [p for p in re.split(r'\n\s*\n', text) if p.strip()]
+    return bool(paragraphs) and paragraphs[-1].lstrip().startswith('**Predict')
 
 
 def slide_types(nb):
@@ -160,7 +163,7 @@ def slide_types(nb):
         if len(parts) > 1:                 # the cell's last part is on a slide of its own
             used = _markdown_lines(parts[-1])
         types.append(kind)
-        after_predict = _is_predict(cell) if len(parts) == 1 else parts[-1].lstrip().startswith('**Predict')
+        after_predict = cell.cell_type == 'markdown' and _ends_with_predict(cell.source)
     return types
 
 
