@@ -8,6 +8,16 @@ libmxnet.so and, transitively, of every CUDA library it pulls in, and reports ea
 wheel that provides it. Exits 1 if a CUDA soname is provided by no wheel. Sonames of the driver
 (libcuda.so.1) and of the C/C++ runtime are expected from the system. Not part of `make test`: it
 needs the downloads and `readelf` (binutils).
+
+It then reports the NVIDIA driver this pip path needs. PyPI's nvidia-*-cu11 wheels are CUDA 11.7/11.8
+builds, not 11.2: libmxnet.so (built for 11.2) runs on the newer runtime thanks to CUDA's minor-version
+compatibility (any CUDA 11.x application on a driver >= 450.80.02), *except* for PTX: libmxnet.so
+JIT-compiles its fused operators with NVRTC and loads them as PTX (it imports nvrtcGetPTX, not
+nvrtcGetCUBIN), and "applications that compile device code to PTX will not work on older drivers"
+(NVIDIA, CUDA Compatibility guide, "Application Considerations for Minor Version Compatibility"). PTX
+made by NVRTC 11.x needs the driver of CUDA 11.x (CUDA Toolkit release notes, "CUDA Toolkit and
+Corresponding Driver Versions"): with these wheels, that is the floor unless operator fusion is turned
+off (MXNET_USE_FUSION=0). The conda path (environment.yml: CUDA 11.2) needs the 11.2 driver, >= 460.27.03.
 """
 import glob
 import os
@@ -66,7 +76,38 @@ def main(wheel_dir):
                 print(f'{lib:28s} needs {dep:28s} <- MISSING')
                 missing.append(dep)
     print('all CUDA libraries resolved' if not missing else f'missing: {sorted(set(missing))}')
+    report_driver_floor(wheel_dir, os.path.join(extracted, provides['libmxnet.so'][1]))
     return 1 if missing else 0
+
+
+# Linux driver of each CUDA 11.x toolkit (CUDA Toolkit release notes, "CUDA Toolkit and Corresponding
+# Driver Versions", GA releases).
+TOOLKIT_DRIVER = {(11, 0): '450.36.06', (11, 1): '455.23', (11, 2): '460.27.03', (11, 3): '465.19.01',
+                  (11, 4): '470.42.01', (11, 5): '495.29.05', (11, 6): '510.39.01', (11, 7): '515.43.04',
+                  (11, 8): '520.61.05'}
+MINOR_VERSION_COMPAT_DRIVER = '450.80.02'
+
+
+def report_driver_floor(wheel_dir, libmxnet):
+    """Print the CUDA version of the runtime and NVRTC wheels and the driver each needs."""
+    versions = {}
+    for wheel in glob.glob(os.path.join(wheel_dir, 'nvidia_cuda_*_cu11-*.whl')):
+        m = re.match(r'nvidia_cuda_(\w+?)_cu11-(\d+)\.(\d+)', os.path.basename(wheel))
+        if m:
+            versions[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    syms = subprocess.run(['readelf', '--dyn-syms', '-W', libmxnet], capture_output=True, text=True,
+                          check=True).stdout
+    ptx, cubin = 'nvrtcGetPTX@' in syms, 'nvrtcGetCUBIN' in syms
+    print(f'\nlibmxnet.so imports nvrtcGetPTX: {ptx}, nvrtcGetCUBIN: {cubin} '
+          f'(fused operators are {"loaded as PTX, JIT-compiled by the driver" if ptx and not cubin else "cubins"})')
+    runtime, nvrtc = versions.get('runtime'), versions.get('nvrtc')
+    print(f'CUDA runtime wheel: {runtime}, needs a driver >= {MINOR_VERSION_COMPAT_DRIVER} '
+          '(minor-version compatibility across CUDA 11.x)')
+    if nvrtc:
+        floor = TOOLKIT_DRIVER.get(nvrtc, '?')
+        print(f'NVRTC wheel: CUDA {nvrtc[0]}.{nvrtc[1]}: its PTX needs a driver >= {floor} (Linux), '
+              'or MXNET_USE_FUSION=0 to avoid run-time PTX')
+    print(f'conda path (environment.yml, CUDA 11.2): driver >= {TOOLKIT_DRIVER[(11, 2)]}')
 
 
 if __name__ == '__main__':
