@@ -80,11 +80,9 @@ def main(wheel_dir):
     return 1 if missing else 0
 
 
-# Linux driver of each CUDA 11.x toolkit (CUDA Toolkit release notes, "CUDA Toolkit and Corresponding
-# Driver Versions", GA releases).
-TOOLKIT_DRIVER = {(11, 0): '450.36.06', (11, 1): '455.23', (11, 2): '460.27.03', (11, 3): '465.19.01',
-                  (11, 4): '470.42.01', (11, 5): '495.29.05', (11, 6): '510.39.01', (11, 7): '515.43.04',
-                  (11, 8): '520.61.05'}
+# Linux driver of the CUDA 11.x toolkits this project meets (CUDA Toolkit release notes, "CUDA Toolkit
+# and Corresponding Driver Versions", GA releases); look others up there.
+TOOLKIT_DRIVER = {(11, 2): '460.27.03', (11, 8): '520.61.05'}
 MINOR_VERSION_COMPAT_DRIVER = '450.80.02'
 
 
@@ -104,7 +102,7 @@ def report_driver_floor(wheel_dir, libmxnet):
     print(f'CUDA runtime wheel: {runtime}, needs a driver >= {MINOR_VERSION_COMPAT_DRIVER} '
           '(minor-version compatibility across CUDA 11.x)')
     if nvrtc:
-        floor = TOOLKIT_DRIVER.get(nvrtc, '?')
+        floor = TOOLKIT_DRIVER.get(nvrtc, f'the one of CUDA {nvrtc[0]}.{nvrtc[1]} (release notes)')
         print(f'NVRTC wheel: CUDA {nvrtc[0]}.{nvrtc[1]}: its PTX needs a driver >= {floor} (Linux), '
               'or MXNET_USE_FUSION=0 to avoid run-time PTX')
     print(f'conda path (environment.yml, CUDA 11.2): driver >= {TOOLKIT_DRIVER[(11, 2)]}')
