@@ -16,6 +16,12 @@ stays inside the namespaces: nothing here touches the host's own interfaces.
         net.run(a, [sys.executable, 'client.py', link.addr_b], timeout=60)
         sent = netns.counters(a, link.dev_a)['tx_bytes'] - before['tx_bytes']
 
+A parameter-server job across the two "machines" (notebook 09): ``helpers.dist.Job`` runs each
+process in its namespace at its address, e.g. ``place={'scheduler': {'netns': a, 'host':
+link.addr_a}, 'server 0': {...a...}, 'worker 0': {...a...}, 'worker 1': {'netns': b, 'host':
+link.addr_b}}``; every process of ``a`` talks to the others of ``a`` over ``a``'s loopback, and
+only what crosses between ``a`` and ``b`` goes through the veth and its caps.
+
 - :func:`available` -- ``(True, '')`` or ``(False, reason)``: not root, no ``ip`` or ``tc``, or the
   kernel/container refuses (tried for real, once per process);
 - :class:`Network` -- the context manager that owns what it creates: :meth:`~Network.namespace`
@@ -24,6 +30,8 @@ stays inside the namespaces: nothing here touches the host's own interfaces.
   :meth:`~Network.run` (a process group inside a namespace), :meth:`~Network.close`;
 - :func:`counters` -- an interface's byte and packet counters (``lo`` included: a whole local job
   run inside one namespace is measured on its loopback);
+- :func:`cap`, :func:`uncap` -- the same cap for any namespace, or for the caller's own
+  (``ns=None``): a process already inside a namespace can change its own "machine's" rate;
 - :func:`exec_prefix` -- ``['ip', 'netns', 'exec', name]``, to put before any command (e.g. in
   ``helpers.dist.Job(place=...)``, which takes the namespace name itself);
 - :func:`leftovers`, :func:`remove_leftovers` -- namespaces of runs whose process is gone.
@@ -50,12 +58,13 @@ import subprocess
 import sys
 import threading
 
-__all__ = ['PREFIX', 'NetnsError', 'available', 'Network', 'Link', 'counters', 'exec_prefix',
-           'namespaces', 'leftovers', 'remove_leftovers']
+__all__ = ['PREFIX', 'NetnsError', 'available', 'Network', 'Link', 'counters', 'cap', 'uncap',
+           'exec_prefix', 'namespaces', 'leftovers', 'remove_leftovers']
 
 PREFIX = 'mxdp'                      # every namespace this module creates: mxdp-<pid>-<token>-<label>
 NETNS_DIR = '/run/netns'             # where `ip netns add` pins a namespace
 CALL_TIMEOUT = 15.0                  # seconds for any one `ip` / `tc` call
+DEFAULT_BURST = 32 * 1024            # bytes a cap's token bucket holds (see cap())
 _NAME = re.compile(rf'^{PREFIX}-(\d+)-([0-9a-f]+)-([a-z0-9]+)$')
 _LABEL = re.compile(r'^[a-z0-9]{1,12}$')
 
@@ -92,6 +101,40 @@ def counters(ns, dev):
     args = ['ip'] + (['-n', ns] if ns else []) + ['-s', '-j', 'link', 'show', 'dev', dev]
     stats = json.loads(_call(args))[0]['stats64']
     return {f'{d}_{what}': int(stats[d][what]) for d in ('rx', 'tx') for what in ('bytes', 'packets')}
+
+
+def _tc(ns):
+    return (exec_prefix(ns) if ns else []) + ['tc']
+
+
+def cap(ns, dev, rate, kind='tbf', burst=None, latency=0.1):
+    """Cap the egress of interface ``dev`` in namespace ``ns`` (``None``: this process's own) at
+    ``rate`` bits per second (``100e6`` = 100 Mbit/s), replacing any earlier cap (notebooks 08,
+    09). ``kind='tbf'`` (a token bucket) or ``'htb'`` (one hierarchical-token-bucket class for all
+    traffic). ``burst``: bytes the bucket holds, which pass at once after a pause (default 32 KiB,
+    about 22 full frames: small beside the messages measured, enough for rates up to about
+    1 Gbit/s); ``latency``: seconds a packet may wait in the tbf queue before it is dropped. The
+    rate counts whole frames (Ethernet, IP and TCP headers included). A veth pair has two
+    egresses: cap both ends to cap both directions."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
+        raise ValueError(f'rate must be a positive number of bits per second, got {rate!r}')
+    if kind not in ('tbf', 'htb'):
+        raise ValueError(f"kind must be 'tbf' or 'htb', got {kind!r}")
+    rate, burst = int(rate), int(burst or DEFAULT_BURST)
+    _call(_tc(ns) + ['qdisc', 'del', 'dev', dev, 'root'], check=False)   # none yet: fine
+    if kind == 'tbf':
+        _call(_tc(ns) + ['qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', f'{rate}bit',
+                         'burst', str(burst), 'latency', f'{int(latency * 1000)}ms'])
+    else:
+        _call(_tc(ns) + ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '10'])
+        _call(_tc(ns) + ['class', 'add', 'dev', dev, 'parent', '1:', 'classid', '1:10', 'htb',
+                         'rate', f'{rate}bit', 'ceil', f'{rate}bit', 'burst', str(burst)])
+
+
+def uncap(ns, dev):
+    """Remove the cap of interface ``dev`` in namespace ``ns`` (``None``: this process's own), back
+    to the veth's full speed (notebooks 08, 09)."""
+    _call(_tc(ns) + ['qdisc', 'del', 'dev', dev, 'root'], check=False)
 
 
 def namespaces():
@@ -250,33 +293,14 @@ class Network:
         return link
 
     def cap(self, ns, dev, rate, kind='tbf', burst=None, latency=0.1):
-        """Cap the egress of interface ``dev`` in namespace ``ns`` at ``rate`` bits per second
-        (``100e6`` = 100 Mbit/s), replacing any earlier cap. ``kind='tbf'`` (a token bucket) or
-        ``'htb'`` (one hierarchical-token-bucket class for all traffic). ``burst``: bytes the bucket
-        holds (default: 4 ms at the rate, at least 128 KiB, so that the 64 KiB segments of a veth
-        pass); ``latency``: seconds a packet may wait in the tbf queue before it is dropped. A veth
-        pair has two egresses: cap both ends to cap both directions."""
+        """:func:`cap` interface ``dev`` of namespace ``ns`` (one of this Network's)."""
         self._check_open()
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
-            raise ValueError(f'rate must be a positive number of bits per second, got {rate!r}')
-        if kind not in ('tbf', 'htb'):
-            raise ValueError(f"kind must be 'tbf' or 'htb', got {kind!r}")
-        rate = int(rate)
-        burst = int(burst or max(128 * 1024, rate / 8 * 0.004))
-        tc = ['ip', 'netns', 'exec', ns, 'tc']
-        _call(tc + ['qdisc', 'del', 'dev', dev, 'root'], check=False)   # none yet: fine
-        if kind == 'tbf':
-            _call(tc + ['qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', f'{rate}bit',
-                        'burst', str(burst), 'latency', f'{int(latency * 1000)}ms'])
-        else:
-            _call(tc + ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '10'])
-            _call(tc + ['class', 'add', 'dev', dev, 'parent', '1:', 'classid', '1:10', 'htb',
-                        'rate', f'{rate}bit', 'ceil', f'{rate}bit', 'burst', str(burst)])
+        cap(ns, dev, rate, kind, burst, latency)
 
     def uncap(self, ns, dev):
-        """Remove the cap of interface ``dev`` in namespace ``ns`` (back to the veth's full speed)."""
+        """:func:`uncap` interface ``dev`` of namespace ``ns``."""
         self._check_open()
-        _call(['ip', 'netns', 'exec', ns, 'tc', 'qdisc', 'del', 'dev', dev, 'root'], check=False)
+        uncap(ns, dev)
 
     # ------------------------------------------------------------------ processes
     def popen(self, ns, command, **kwargs):

@@ -17,6 +17,7 @@ import pytest
 
 from helpers import netns
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OK, WHY = netns.available()
 needs_netns = pytest.mark.skipif(not OK, reason=f'network namespaces not available: {WHY}')
 
@@ -142,6 +143,14 @@ def test_htb_cap_and_uncap():
         assert 'htb' in shown
         net.cap(a, link.dev_a, 50e6)                 # replaces the htb cap
         net.uncap(a, link.dev_a)
+        # a process inside the namespace caps its own interface (ns=None)
+        out = net.run(a, [sys.executable, '-c', 'from helpers import netns; netns.cap(None, "veth0", 1e6)'],
+                      timeout=60, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        shown = subprocess.run(netns.exec_prefix(a) + ['tc', 'qdisc', 'show', 'dev', link.dev_a],
+                               capture_output=True, text=True, timeout=10).stdout
+        assert 'tbf' in shown and 'rate 1Mbit' in shown
+        net.uncap(a, link.dev_a)
         shown = subprocess.run(netns.exec_prefix(a) + ['tc', 'qdisc', 'show', 'dev', link.dev_a],
                                capture_output=True, text=True, timeout=10).stdout
         assert 'tbf' not in shown and 'htb' not in shown
@@ -190,8 +199,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def start_script():
-    proc = subprocess.Popen([sys.executable, '-c', SCRIPT], stdout=subprocess.PIPE, text=True,
-                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, '-c', SCRIPT], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     sleeper = int(proc.stdout.readline())
     assert len(ours(proc.pid)) == 2
     return proc, sleeper
