@@ -15,7 +15,9 @@ worker's devices, the result file.
 
 The result file ``result-rank{r}.json`` (with ``--out``) holds the worker's rank, devices, shard,
 steps, per-epoch loss, test accuracy and ``stamps``: the wall-clock time (``time.time()``) at the
-start and at the end of every step, for the sync/async timelines of notebook 08. With ``--out``
+start and at the end of every step, for the sync/async timelines of notebook 08, and ``net_bytes``:
+the network byte counters of the worker's namespace at the same moments (:func:`network_bytes`).
+With ``--out``
 the worker also saves its final parameters and its weights after the first step
 (``first-step-rank{r}.npz``).
 """
@@ -36,7 +38,7 @@ from helpers.split import shard_bounds
 from helpers.train import evaluate_accuracy, train_batch
 
 __all__ = ['KVSTORES', 'parse_args', 'worker_devices', 'my_shard', 'steps_per_epoch',
-           'train_worker', 'main']
+           'train_worker', 'network_bytes', 'traffic_per_step', 'push_then_pull', 'main']
 
 KVSTORES = ('dist_sync', 'dist_device_sync', 'dist_async')
 
@@ -110,22 +112,61 @@ def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_st
     return net
 
 
+def network_bytes():
+    """``[received, sent]``: bytes counted by every network interface of this process's network
+    namespace except loopback, from ``/proc/net/dev`` (notebook 08: a worker alone in a network
+    namespace counts exactly its own traffic). ``[0, 0]`` where there is no such file."""
+    try:
+        with open('/proc/net/dev') as f:
+            rows = [line.split() for line in f.readlines()[2:]]
+    except OSError:
+        return [0, 0]
+    rows = [r for r in rows if r[0].rstrip(':') != 'lo']
+    return [sum(int(r[1]) for r in rows), sum(int(r[9]) for r in rows)]
+
+
+def traffic_per_step(result):
+    """``(sent, received)``: bytes per step through the network interfaces of a worker's namespace,
+    from its result dict (notebook 08): the counters' growth from the end of step 1 to the end of the
+    last step, per step (step 1 also carries the keys' initialisation, so it is left out)."""
+    net, steps = result['net_bytes'], len(result['net_bytes']) - 1
+    if steps < 2:
+        raise ValueError(f'need at least 2 steps to measure a step, got {steps}')
+    received, sent = ((net[-1][i] - net[1][i]) / (steps - 1) for i in (0, 1))
+    return sent, received
+
+
 class _Recorder:
-    """The bookkeeping of :func:`main`, kept out of the training loop: per-step time stamps and
-    losses, the weights after the first step, an optional delay."""
+    """The bookkeeping of :func:`main`, kept out of the training loop: per-step time stamps,
+    network byte counters and losses, the weights after the first step, an optional delay."""
 
     def __init__(self, args, rank, out):
-        self.stamps, self.losses, self.out, self.rank = [time.time()], [], out, rank
+        self.stamps, self.net, self.losses = [time.time()], [network_bytes()], []
+        self.out, self.rank = out, rank
         self.delay = args.step_delay if args.slow_rank in (-1, rank) else 0.0
 
     def __call__(self, net, losses):
         self.stamps.append(time.time())
+        self.net.append(network_bytes())
         self.losses.append(sum(float(l.asscalar()) for l in losses))
         if len(self.losses) == 1 and self.out:     # weights after the first step (not gradients:
             np.savez(os.path.join(self.out, f'first-step-rank{self.rank}.npz'),   # see train_worker)
                      **{k: p.data(p.list_ctx()[0]).asnumpy() for k, p in net.collect_params().items()})
         if self.delay:
             time.sleep(self.delay)                      # a stand-in for a slower machine
+
+
+def push_then_pull(kv):
+    """Make ``kv.pushpull`` a ``push`` followed by a ``pull`` (notebook 08). MXNet 1.9.1's dist
+    stores refuse gradient compression in ``pushpull`` ("Compression not supported with PushPull",
+    ``KVStoreDist::PushPullImpl``, src/kvstore/kvstore_dist.h), and Gluon's ``Trainer`` sums dense
+    gradients with ``pushpull`` only (``Trainer._allreduce_grads``); push and pull, which Module
+    uses, do compress. Same result: the pull waits for the push of the same key."""
+    def pushpull(key, value, out=None, priority=0):
+        kv.push(key, value, priority=priority)
+        kv.pull(key, out=value if out is None else out, priority=priority)
+    kv.pushpull = pushpull
+    return kv
 
 
 def main(argv=None):
@@ -135,6 +176,7 @@ def main(argv=None):
     kv = mx.kv.create(args.kvstore)
     if args.compression:
         kv.set_gradient_compression({'type': '2bit', 'threshold': args.compression})
+        push_then_pull(kv)          # the Trainer's pushpull would refuse compression
     devices = worker_devices(kv.rank, args.devices_per_worker)
     X, y = load_arrays(train=True)
     n_train = min(args.n_train, len(X))
@@ -160,7 +202,8 @@ def main(argv=None):
               'devices': [str(d) for d in devices], 'shard': list(shard), 'steps': n,
               'steps_per_epoch': steps, 'batch_size': args.batch_size,
               'global_batch': args.batch_size * kv.num_workers, 'epoch_loss': epoch_loss,
-              'test_acc': acc, 'stamps': record.stamps, 'seconds': record.stamps[-1] - record.stamps[0]}
+              'test_acc': acc, 'stamps': record.stamps, 'net_bytes': record.net,
+              'seconds': record.stamps[-1] - record.stamps[0]}
     print(f'rank {kv.rank} done: {n} steps in {result["seconds"]:.1f} s, loss {epoch_loss[-1]:.3f}, '
           f'test accuracy {acc:.3f}', flush=True)
     if args.out:

@@ -63,10 +63,22 @@ def test_launcher_is_mxnets_own():
     assert path.endswith(os.path.join('mxnet', 'tools', 'launch.py')) and os.path.isfile(path)
 
 
-def test_small_dist_sync_job_runs_and_leaves_nothing_behind(tmp_path):
+def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path):
+    busy = socket.socket()
+    for port in range(9091, 9999):  # the launcher's first choice is the first free port from 9091
+        try:
+            busy.bind((dist.LOOPBACK, port))
+            break
+        except OSError:
+            continue
+    busy.listen()
     lines = []
-    result = dist.run_local_job(SMALL + ['--out', str(tmp_path)], num_workers=2, num_servers=1,
-                                timeout=180, echo=lines.append)
+    try:
+        result = dist.run_local_job(SMALL + ['--out', str(tmp_path)], num_workers=2, num_servers=1,
+                                    timeout=180, echo=lines.append)
+    finally:
+        busy.close()
+    assert result.port is not None and result.port != port
     assert sorted(result.nodes) == ['scheduler', 'server 0', 'worker 0', 'worker 1']
     assert all(info['exit'] == 0 for info in result.nodes.values())
     ranks = sorted(int(line.split()[1]) for w in ('worker 0', 'worker 1')
@@ -77,23 +89,6 @@ def test_small_dist_sync_job_runs_and_leaves_nothing_behind(tmp_path):
     p0, p1 = (mx.nd.load(str(tmp_path / f'params-rank{r}.params')) for r in (0, 1))
     assert all((p0[k] == p1[k]).min().asscalar() == 1 for k in p0)  # dist_sync: identical weights
     assert not dist._alive(result.launcher_pid)
-    assert_all_gone(result.jobdir, result.nodes)
-
-
-def test_busy_port_is_skipped():
-    busy = socket.socket()
-    for port in range(9091, 9999):  # the launcher's first choice is the first free port from 9091
-        try:
-            busy.bind((dist.LOOPBACK, port))
-            break
-        except OSError:
-            continue
-    busy.listen()
-    try:
-        result = dist.run_local_job(SMALL + ['--max-steps', '2'], timeout=180, echo=False)
-    finally:
-        busy.close()
-    assert result.port is not None and result.port != port
     assert_all_gone(result.jobdir, result.nodes)
 
 
@@ -231,3 +226,38 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path):
     assert sorted(p.name for p in out.glob('result-rank*.json')) == ['result-rank0.json', 'result-rank1.json']
     assert 'W[' in output, 'PS_VERBOSE did not reach the workers'    # ps-lite's worker log lines
     assert _session_processes(proc.pid) == []
+
+
+def test_side_by_side_jobs_on_two_hosts_measure_the_push_and_pull(tmp_path):
+    """Each job on two network namespaces of its own: a worker with two devices pushes and pulls
+    LeNet's bytes once per step; 2-bit compression shrinks the push, not the pull; a failed job is
+    reported, the others go on; nothing is left running, no namespace is left."""
+    from helpers import netns
+    from helpers.dist_train import traffic_per_step
+    from helpers.models import LENET_SHAPES
+    ok, why = netns.available()
+    if not ok:
+        pytest.skip(f'no network namespaces here: {why}')
+    lenet_bytes = 4 * sum(int(np.prod(shape)) for _, shape in LENET_SHAPES)
+    out = {name: tmp_path / name for name in ('device', 'compressed')}
+    for d in out.values():
+        d.mkdir()
+    short = ['--n-train', '800', '--n-test', '100', '--batch-size', '50', '--max-steps', '6']
+    runs = dist.run_side_by_side({
+        'device': (TRAIN + ['--kvstore', 'dist_device_sync', '--devices-per-worker', '2', '--out',
+                            str(out['device'])] + short, 1),
+        'compressed': (TRAIN + ['--kvstore', 'dist_sync', '--compression', '0.5', '--out',
+                                str(out['compressed'])] + short, 2),
+        'broken': (['false'], 1)}, timeout=240, failures='return')
+    import json
+    device = json.loads((out['device'] / 'result-rank0.json').read_text())
+    compressed = json.loads((out['compressed'] / 'result-rank0.json').read_text())
+    sent, received = traffic_per_step(device)
+    assert 1.0 < sent / lenet_bytes < 1.1 and 1.0 < received / lenet_bytes < 1.1, (sent, received)
+    sent, received = traffic_per_step(compressed)        # both workers' traffic
+    assert sent / (2 * lenet_bytes) < 0.1 and 1.0 < received / (2 * lenet_bytes) < 1.1, (sent, received)
+    assert runs['device']['sent'] > 5 * lenet_bytes       # the whole job, seen from the host
+    assert 'died' in str(runs['broken']['error'])
+    for run in (runs['device'], runs['compressed']):
+        assert_all_gone(run['result'].jobdir, run['result'].nodes)
+    assert [n for n in netns.namespaces() if n.startswith(f'{netns.PREFIX}-{os.getpid()}-')] == []
