@@ -1,0 +1,200 @@
+"""What more devices buy (notebook 09): large batches and their learning rates, a model of the time
+per epoch against the number of devices, and a parameter server across two network namespaces.
+
+- :func:`lr_recipe` -- the optimizer settings of three large-batch recipes: a fixed learning rate,
+  the linear scaling rule, the rule with gradual warm-up (Goyal et al. 2017, sections 2.1-2.2);
+  :func:`train_recipe` trains LeNet with one of them;
+- :func:`epoch_time` -- seconds per epoch on ``k`` devices: per-step overhead, compute per example,
+  and a ring allreduce of the gradients (``helpers.costmodel``);
+- :func:`pushpull_step` -- what one worker of a ``dist_sync`` parameter server sends and receives
+  in a step, and the alpha-beta prediction of its time (2-bit compression shrinks the push only);
+  :func:`measure_pushpull` runs the real thing: scheduler, server and worker 0 on "machine" a,
+  worker 1 on "machine" b, a capped veth between them (``helpers.netns``), every process started
+  and stopped by ``helpers.dist.Job``. Each process runs this module as a script
+  (``python -m helpers.scaling pushpull ...``): in the scheduler and the server ``import mxnet``
+  turns the process into its role; the workers time their steps and print one ``RESULT`` line.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import mxnet as mx  # in the scheduler and server of a job this line runs the role and exits
+
+from helpers import checks, costmodel
+
+__all__ = ['RECIPES', 'lr_recipe', 'train_recipe', 'epoch_time', 'FRAME_PAYLOAD', 'pushpull_step',
+           'measure_pushpull', 'PushPullResult']
+
+RECIPES = ('fixed', 'linear', 'warmup')
+
+
+def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
+    """Optimizer settings (``gluon.Trainer``'s ``optimizer_params``) of one large-batch recipe
+    (notebook 09): ``'fixed'`` keeps ``base_lr``; ``'linear'`` multiplies it by ``batch_size /
+    base_batch`` (the linear scaling rule); ``'warmup'`` also ramps up linearly from ``base_lr``
+    over the first ``warmup_steps`` steps (Goyal et al. 2017, sections 2.1 and 2.2)."""
+    if recipe not in RECIPES:
+        raise ValueError(f'recipe must be one of {RECIPES}, got {recipe!r}')
+    if recipe == 'fixed':
+        return {'learning_rate': base_lr}
+    lr = base_lr * batch_size / base_batch                  # the linear scaling rule
+    if recipe == 'linear' or warmup_steps == 0 or lr <= base_lr:
+        return {'learning_rate': lr}
+    ramp = mx.lr_scheduler.FactorScheduler(step=10**9, base_lr=lr, warmup_steps=warmup_steps,
+                                           warmup_begin_lr=base_lr)    # then constant at lr
+    return {'learning_rate': lr, 'lr_scheduler': ramp}
+
+
+def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None, warmup_epochs=1,
+                 base_lr=0.1, base_batch=64, seed=0):
+    """Train LeNet (``helpers.models.lenet``, hybridized) on ``devices`` with one recipe of
+    :func:`lr_recipe` for ``epochs`` epochs of the first ``n_train`` images (notebook 09; the
+    benchmark ``benchmarks/scaling_large_batch.py``). Warm-up lasts ``warmup_epochs`` epochs.
+    Returns the history of ``helpers.train.train`` plus ``recipe``, ``batch``, ``lr``, ``steps``
+    (per epoch) and ``diverged``: training stops after the first epoch whose loss is not finite."""
+    from helpers.data import load_data_fashion_mnist   # here, not above: the processes of a
+    from helpers.models import lenet                   # parameter-server job start faster
+    from helpers.train import train                    # without d2l and its plotting
+    epochs = checks.whole(epochs, 'epochs', 1)
+    train_iter, test_iter = load_data_fashion_mnist(batch_size, n_train, n_test, seed)
+    settings = lr_recipe(recipe, batch_size, warmup_epochs * len(train_iter), base_lr, base_batch)
+    net = lenet(devices, seed)
+    net.hybridize()
+    trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', settings)
+    history = {'epoch': [], 'loss': [], 'test_acc': [], 'seconds': []}
+    for epoch in range(1, epochs + 1):
+        h = train(net, train_iter, test_iter, devices, trainer, 1, progress=False)
+        h['epoch'] = [epoch]
+        for key in history:
+            history[key] += h[key]
+        if not math.isfinite(h['loss'][0]):
+            break
+    return dict(history, recipe=recipe, batch=batch_size, lr=settings['learning_rate'],
+                steps=len(train_iter), diverged=not math.isfinite(history['loss'][-1]))
+
+
+# --------------------------------------------------------------------------- time per epoch against k
+def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
+    """Predicted seconds of one epoch of ``n`` examples on ``k`` devices at global batch ``batch``
+    (notebook 09): every step pays a fixed ``overhead``, the compute of one device's shard
+    (``batch / k`` examples at ``per_example`` seconds each; the devices run in parallel) and a
+    ring allreduce of the ``nbytes`` of gradients over links of latency ``alpha`` and ``bandwidth``."""
+    steps = np.ceil(n / batch)
+    talk = costmodel.cost_ring(k, nbytes, alpha, bandwidth)      # 0 for k = 1
+    return steps * (overhead + batch / k * per_example + talk)
+
+
+# --------------------------------------------------------------------------- the parameter server
+# TCP payload per byte that a rate cap counts: a 1500-byte IP packet carries 1448 bytes of data
+# (20 bytes of IP header, 20 of TCP header, 12 of TCP timestamp option) in a 1514-byte Ethernet frame
+# (14 bytes of header; tc counts frames without preamble and checksum).
+FRAME_PAYLOAD = 1448 / 1514
+
+
+def pushpull_step(nbytes, rate, alpha, compression=False):
+    """Predicted seconds of one ``dist_sync`` step of a worker whose link to the server is capped
+    at ``rate`` bits per second (notebook 09): push the gradient, then pull the whole array, each
+    one message of latency ``alpha``. 2-bit compression sends 2 bits per 32-bit value in the push
+    only: the server answers a pull with full float32 values (``kvstore_dist.h``)."""
+    push = nbytes / 16 if compression else nbytes
+    goodput = rate / 8 * FRAME_PAYLOAD                  # bytes of data per second
+    return 2 * alpha + (push + nbytes) / goodput
+
+
+class PushPullResult:
+    """The steps one worker measured in :func:`measure_pushpull` (notebook 09): ``rows`` is a list
+    of dicts ``rate`` (bit/s, None = no cap), ``size`` (float32 values), ``nbytes``,
+    ``compression``, ``seconds`` (every timed step), ``median``, ``sent`` and ``received`` (bytes
+    per step on the worker's side of the veth, from the kernel's counters)."""
+
+    def __init__(self, rows, worker, wall_time):
+        self.rows, self.worker, self.wall_time = rows, worker, wall_time
+
+    def median(self, rate, size):
+        """Median seconds of the steps at this rate and size."""
+        return next(r['median'] for r in self.rows if r['rate'] == rate and r['size'] == size)
+
+    def __repr__(self):
+        return f'PushPullResult({len(self.rows)} rows from {self.worker}, job {self.wall_time:.0f} s)'
+
+
+def measure_pushpull(sizes, rates, compression=False, steps=3, timeout=180, echo=False):
+    """Run a ``dist_sync`` parameter server across two network namespaces and time push + pull
+    (notebook 09). "Machine" a holds the scheduler, the server and worker 0; "machine" b holds
+    worker 1; a veth joins them. For each rate in ``rates`` (bit/s; None: no cap) each worker caps
+    its own machine's side of the veth, then times ``steps`` steps (after one untimed) for every
+    size in ``sizes`` (float32 values per key). Returns the :class:`PushPullResult` of worker 1,
+    whose every byte crosses the veth. Every namespace and process is gone when it returns or
+    raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
+    from helpers import dist, netns
+    sizes = [checks.whole(s, 'size', 1) for s in sizes]
+    rates = [None if r is None else checks.positive(r, 'rate') for r in rates]
+    command = [sys.executable, '-m', 'helpers.scaling', 'pushpull', '--sizes', ','.join(map(str, sizes)),
+               '--rates', ','.join('none' if r is None else repr(r) for r in rates),
+               '--steps', str(checks.whole(steps, 'steps', 1))] + (['--compression'] if compression else [])
+    with netns.Network() as net:
+        a, b = net.namespace('a'), net.namespace('b')
+        link = net.veth(a, b)
+        on_a, on_b = {'netns': a, 'host': link.addr_a}, {'netns': b, 'host': link.addr_b}
+        place = {'scheduler': on_a, 'server 0': on_a, 'worker 0': on_a, 'worker 1': on_b}
+        job = dist.run_local_job(command, num_workers=2, num_servers=1, timeout=timeout, echo=echo,
+                                 env={'MXDP_VETH': link.dev_a}, place=place)
+    line = next(t for t in job.output('worker 1') if t.startswith('RESULT '))
+    return PushPullResult(json.loads(line[len('RESULT '):]), 'worker 1', job.wall_time)
+
+
+def _pushpull_main(argv):
+    """One worker of :func:`measure_pushpull` (the scheduler and server never get here)."""
+    from helpers import netns
+    p = argparse.ArgumentParser()
+    p.add_argument('--sizes', required=True)
+    p.add_argument('--rates', required=True)
+    p.add_argument('--steps', type=int, default=3)
+    p.add_argument('--compression', action='store_true')
+    args = p.parse_args(argv)
+    dev = os.environ['MXDP_VETH']
+    sizes = [int(s) for s in args.sizes.split(',')]
+    kv = mx.kv.create('dist_sync')
+    if args.compression:
+        kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
+    for key, size in enumerate(sizes):
+        kv.init(key, mx.nd.zeros(size))
+    rows = []
+    for rate in [None if r == 'none' else float(r) for r in args.rates.split(',')]:
+        kv._barrier()                    # nobody is still sending at the previous rate
+        if rate:
+            netns.cap(None, dev, rate)   # this machine's side of the link
+        else:
+            netns.uncap(None, dev)
+        kv._barrier()                    # both machines run at the new rate
+        for key, size in enumerate(sizes):
+            grad, weight = mx.nd.full(size, 0.7), mx.nd.zeros(size)
+            steps = args.steps if size >= 2**18 else 10 * args.steps    # small: cheap, noisier
+            seconds, before = [], None
+            for i in range(steps + 1):                # the first step is not timed
+                if i == 1:
+                    before = netns.counters(None, dev)
+                start = time.perf_counter()
+                kv.push(key, grad)
+                kv.pull(key, out=weight)
+                weight.wait_to_read()
+                seconds.append(time.perf_counter() - start)
+            after = netns.counters(None, dev)
+            rows.append({'rate': rate, 'size': size, 'nbytes': 4 * size, 'compression': args.compression,
+                         'seconds': seconds[1:], 'median': statistics.median(seconds[1:]),
+                         'sent': (after['tx_bytes'] - before['tx_bytes']) / steps,
+                         'received': (after['rx_bytes'] - before['rx_bytes']) / steps})
+    kv._barrier()
+    print('RESULT ' + json.dumps(rows), flush=True)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) >= 2 and sys.argv[1] == 'pushpull':
+        _pushpull_main(sys.argv[2:])
+    else:
+        sys.exit('usage: python -m helpers.scaling pushpull --sizes N,... --rates R,... [--steps S] [--compression]')
