@@ -78,9 +78,19 @@ data:
 	  echo "note: no apt/root: helpers.data will use \$$FASHION_MNIST_DIR, MXNet's cache, or download"; \
 	fi
 
-lab: setup
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=$(LAB_IP) \
-	  --ServerApp.port=$(LAB_PORT) --no-browser $(ALLOW_ROOT) $(LAB_ARGS)
+# JupyterLab serves the repository root (the notebooks link ../img/*.svg) and opens the contents
+# (or the first notebook). tools/lab/overrides.json goes into the venv's settings: no news pop-up,
+# no update check, no extension manager (all of them want the internet). JUPYTER_PREFER_ENV_PATH:
+# the venv's `python3` kernel wins over a user-level kernelspec of the same name.
+LAB_START := $(firstword $(wildcard notebooks/contents.ipynb) $(sort $(wildcard notebooks/[0-9][0-9]-*.ipynb)))
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/mxnet-dp.json
+$(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
+	@mkdir -p $(@D) && cp $< $@
+
+lab: setup $(LAB_OVERRIDES)
+	JUPYTER_PREFER_ENV_PATH=1 $(VENV)/bin/jupyter lab --ServerApp.root_dir=. \
+	  --LabApp.default_url=/lab/tree/$(LAB_START) --LabApp.news_url=None \
+	  --ServerApp.ip=$(LAB_IP) --ServerApp.port=$(LAB_PORT) --no-browser $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: setup
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \

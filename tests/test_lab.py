@@ -1,7 +1,9 @@
 """`make lab` -- the README's first command -- serves JupyterLab on localhost with the notebooks.
 
 Runs the real Makefile target on a free port with a known token, asks the server's REST API for
-the notebook list, then stops the server (and every process it started)."""
+the notebook list, then stops the server (and every process it started). tests/test_browser.py
+opens the same server in Chromium (figures, the landing page, the kernel, no pop-up)."""
+import contextlib
 import glob
 import json
 import os
@@ -30,37 +32,37 @@ def _get(url, timeout=5):
         return r.status, r.read()
 
 
-def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
+def start_page():
+    """What `make lab` opens: the contents notebook, or the first notebook while there is none."""
+    contents = os.path.join(NOTEBOOKS, 'contents.ipynb')
+    if os.path.exists(contents):
+        return 'notebooks/contents.ipynb'
+    return 'notebooks/' + os.path.basename(sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))[0])
+
+
+@contextlib.contextmanager
+def lab_server(log, env=None, timeout=120):
+    """Run `make lab` on a free port; yield ``(base_url, log)`` once the REST API answers. Stops the
+    server and everything it started on exit, and checks that the port is free again."""
     port = _free_port()
-    log = tmp_path / 'lab.log'
     proc = subprocess.Popen(
         ['make', '--no-print-directory', 'lab', f'LAB_PORT={port}',
          f'LAB_ARGS=--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False'],
         cwd=ROOT, stdout=open(log, 'w'), stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+        env={**os.environ, 'PYTHONUNBUFFERED': '1', **(env or {})})
     try:
-        deadline = time.monotonic() + 120
-        listing = None
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + timeout
+        while True:
             if proc.poll() is not None:
                 pytest.fail(f'make lab exited with {proc.returncode}:\n{log.read_text()}')
             try:
-                status, body = _get(f'http://127.0.0.1:{port}/api/contents/')
-                listing = json.loads(body)
+                _get(f'http://127.0.0.1:{port}/api/contents/')
                 break
             except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f'JupyterLab did not answer within {timeout} s:\n{log.read_text()}')
                 time.sleep(0.5)
-        assert listing is not None, 'JupyterLab did not answer within 120 s'
-        served = sorted(item['name'] for item in listing['content'] if item['type'] == 'notebook')
-        expected = sorted(os.path.basename(p) for p in glob.glob(os.path.join(NOTEBOOKS, '*.ipynb')))
-        assert served == expected and served
-        status, page = _get(f'http://127.0.0.1:{port}/lab')
-        assert status == 200 and b'JupyterLab' in page
-        # It prints the URL to open, on localhost (the default binding).
-        url = f'http://127.0.0.1:{port}/lab?token='  # a token set by hand is printed masked
-        while url not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert url in log.read_text()
+        yield f'http://127.0.0.1:{port}', log
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -73,3 +75,23 @@ def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # ignore our own TIME_WAIT connections
         s.bind(('127.0.0.1', port))
 
+
+def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
+    with lab_server(tmp_path / 'lab.log') as (base, log):
+        # The repository root is served (the notebooks link ../img/*.svg), the notebooks in it.
+        status, body = _get(f'{base}/api/contents/notebooks')
+        listing = json.loads(body)
+        served = sorted(item['name'] for item in listing['content'] if item['type'] == 'notebook')
+        expected = sorted(os.path.basename(p) for p in glob.glob(os.path.join(NOTEBOOKS, '*.ipynb')))
+        assert served == expected and served
+        for svg in glob.glob(os.path.join(ROOT, 'img', '*.svg')):
+            status, _ = _get(f'{base}/files/img/{os.path.basename(svg)}')
+            assert status == 200
+        status, page = _get(f'{base}/lab')
+        assert status == 200 and b'JupyterLab' in page
+        # It prints the URL to open, on localhost (the default binding), landing on the contents.
+        url = f'{base}/lab/tree/{start_page()}?token='  # a token set by hand is printed masked
+        deadline = time.monotonic() + 30
+        while url not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert url in log.read_text()
