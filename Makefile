@@ -19,16 +19,18 @@ DEB_DATA := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 # Jupyter refuses to run as root unless told to; CI and containers are often root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup data lab test unit execute bench clean help
+.PHONY: setup data chromium lab slides book slide-metadata test unit execute bench clean help
 help:
 	@echo "make lab    - open the series in JupyterLab (http://$(LAB_IP):$(LAB_PORT))"
-	@echo "make test   - unit tests + every notebook executed and compared (nbval)"
+	@echo "make test   - unit tests + every notebook executed and compared (nbval) + browser tests"
+	@echo "make slides - one reveal.js deck per notebook, offline: build/slides/index.html"
+	@echo "make book   - the series as a static HTML book, offline: build/book/_build/html/index.html"
 	@echo "make setup  - create .venv and install everything (done by lab/test too)"
 	@echo "make execute - re-execute notebooks in place, in order (maintainers, before committing)"
 	@echo "make bench  - run the benchmark scripts in benchmarks/"
 	@echo "make smoke-pythons - set-up, unit tests, notebooks 00 and 08 on each Python 3.9-3.12 found here"
 
-setup: $(STAMP) data
+setup: $(STAMP) data chromium
 
 # The venv's Python. tools/find_python.sh chooses it -- PYTHON= if given (and supported), else the
 # Python the venv was made with (while it runs and is supported), else python3 if supported, else the
@@ -91,6 +93,35 @@ lab: setup $(LAB_OVERRIDES)
 	JUPYTER_PREFER_ENV_PATH=1 $(VENV)/bin/jupyter lab --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/$(LAB_START) --LabApp.news_url=None \
 	  --ServerApp.ip=$(LAB_IP) --ServerApp.port=$(LAB_PORT) --no-browser $(ALLOW_ROOT) $(LAB_ARGS)
+
+# Chromium for tests/test_browser.py (JupyterLab, the slides and the book in a real browser), from
+# Debian's packages when apt and root are available; without it those tests are skipped, saying why.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing Debian package chromium (for the browser tests)"; \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null)) || \
+	  echo "note: could not install chromium; tests/test_browser.py will be skipped"; \
+	else \
+	  echo "note: no apt/root: tests/test_browser.py is skipped unless Chromium is installed (or CHROMIUM=/path/to/chrome)"; \
+	fi
+
+# Lecture slides and the HTML book, from the committed executed notebooks (nothing is re-executed),
+# with every script, font and figure copied next to them: they work offline, from file://. The
+# browser assets are pinned in tools/web/package-lock.json and fetched once with npm into build/web/.
+BUILD_INPUTS := $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb img/*) tools/web/assets.py \
+  tools/web/package-lock.json
+slides: setup build/slides/index.html
+build/slides/index.html: $(BUILD_INPUTS) tools/build_slides.py tools/slides.py $(wildcard tools/web/templates/*/*)
+	$(PY) tools/build_slides.py
+book: setup build/book/_build/html/index.html
+build/book/_build/html/index.html: $(BUILD_INPUTS) tools/build_book.py tools/book/_config.yml
+	$(PY) tools/build_book.py
+# Maintainers: rewrite the notebooks' slide metadata (metadata.slideshow only) after editing them.
+slide-metadata: setup
+	$(PY) tools/slides.py
 
 test: setup
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env \

@@ -1,0 +1,331 @@
+"""The series in a real browser: JupyterLab as `make lab` serves it, a slide deck from `make slides`
+and the HTML book from `make book`, opened in headless Chromium (the system's package, driven by
+Playwright). Every figure must load, the maths must be typeset, and no request may leave the
+machine: each test records every request and fails on any that is not to localhost or a file.
+
+Screenshots go to build/screenshots/ (their paths are printed at the end of the run): look at them,
+a test cannot tell a pretty slide from an ugly one. Skipped, saying why, where Chromium is not
+installed (`make chromium` installs Debian's package when run as root with apt) or where the slides
+and the book cannot fetch their pinned assets (npm missing and never fetched)."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import nbformat
+import pytest
+
+from conftest import NOTEBOOKS, ROOT
+from test_lab import TOKEN, lab_server, start_page
+
+sync_api = pytest.importorskip('playwright.sync_api', reason='playwright is not installed (make setup)')
+
+SHOTS = os.path.join(ROOT, 'build', 'screenshots')
+ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
+LOCAL_HOSTS = {'127.0.0.1', 'localhost', '::1', '[::1]'}
+NUMBERED = sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+_shots = []
+
+
+def _chromium():
+    for candidate in (os.environ.get('CHROMIUM'), shutil.which('chromium'), shutil.which('chromium-browser'),
+                      shutil.which('google-chrome')):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _figures(path, deck=False):
+    """(markdown images, PNG outputs) of a notebook; for a deck, without the cells it skips."""
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if 'nav' not in c.metadata.get('tags', [])]
+    if deck:
+        cells = [c for c in cells if c.metadata.get('slideshow', {}).get('slide_type') != 'skip']
+    md = sum(len(re.findall(r'!\[[^\]]*\]\([^)]+\)', c.source)) for c in cells if c.cell_type == 'markdown')
+    png = sum('image/png' in o.get('data', {}) for c in cells if c.cell_type == 'code' for o in c.outputs)
+    return md, png
+
+
+def _has_maths(path):
+    nb = nbformat.read(path, as_version=4)
+    return any(re.search(r'\$[^$\n]+\$', c.source) for c in nb.cells if c.cell_type == 'markdown')
+
+
+def showcase():
+    """The notebook every test opens: one with diagrams, figures and maths (the most of them)."""
+    return max(NUMBERED, key=lambda p: (_figures(p)[0] > 0, _has_maths(p), sum(_figures(p))))
+
+
+def _local(url):
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ('file', 'data', 'blob', 'about'):
+        return True
+    return parts.scheme in ('http', 'https', 'ws', 'wss') and parts.hostname in LOCAL_HOSTS
+
+
+class Traffic:
+    """Every request of a browser context; requests off the machine are refused and recorded."""
+
+    def __init__(self, context):
+        self.requests, self.external, self.failed, self.bad = [], [], [], []
+        context.on('request', lambda r: self.requests.append(r.url))
+        context.on('requestfailed', lambda r: self.failed.append((r.url, r.failure)))
+        context.on('response', lambda r: r.status >= 400 and self.bad.append((r.status, r.url)))
+        context.route(lambda url: not _local(url), self._refuse)
+
+    def _refuse(self, route):
+        self.external.append(route.request.url)
+        route.abort()
+
+    def check(self):
+        assert self.requests, 'no request recorded'
+        assert not self.external, f'requests that leave the machine: {self.external}'
+        # ERR_ABORTED: cancelled by the browser itself (a page left while it was loading).
+        failed = [f for f in self.failed if 'ERR_ABORTED' not in (f[1] or '')]
+        assert not failed, f'failed requests (a missing file?): {failed}'
+
+
+def _shoot(page, name, **kwargs):
+    os.makedirs(SHOTS, exist_ok=True)
+    path = os.path.join(SHOTS, name)
+    page.screenshot(path=path, **kwargs)
+    _shots.append(path)
+    print(f'screenshot: {path}')
+
+
+def _images_loaded(page, selector='img', scroll=True):
+    """Scroll every image into view (not on slides: they are on hidden slides), wait for it, and
+    return ``[(src, naturalWidth)]``."""
+    images = page.locator(selector)
+    out = []
+    for i in range(images.count()):
+        img = images.nth(i)
+        if scroll:
+            img.scroll_into_view_if_needed(timeout=10_000)
+        page.wait_for_function('img => img.complete', arg=img.element_handle(), timeout=10_000)
+        out.append((img.get_attribute('src')[:80], img.evaluate('img => img.naturalWidth')))
+    return out
+
+
+@pytest.fixture(scope='module', autouse=True)
+def _report_screenshots(request):
+    yield
+    reporter = request.config.pluginmanager.get_plugin('terminalreporter')
+    capture = request.config.pluginmanager.get_plugin('capturemanager')
+    if _shots and reporter and capture:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f'\nbrowser screenshots ({len(_shots)}) in {SHOTS}/: '
+                                + ', '.join(os.path.basename(p) for p in _shots))
+
+
+@pytest.fixture(scope='module')
+def browser():
+    exe = _chromium()
+    if not exe:
+        pytest.skip('no Chromium found: `make chromium` installs the Debian package chromium (as root, '
+                    'with apt); elsewhere install Chromium and set CHROMIUM=/path/to/chrome')
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=ARGS)   # a fresh profile
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    ctx = browser.new_context(viewport={'width': 1280, 'height': 800})
+    ctx.set_default_timeout(30_000)
+    yield ctx
+    ctx.close()
+
+
+def _make(target):
+    if not shutil.which('npm') and not os.path.isdir(os.path.join(ROOT, 'build', 'web', 'node_modules')):
+        pytest.skip(f'make {target} needs npm once, to fetch its pinned browser assets (tools/web/package.json)')
+    start = time.monotonic()
+    run = subprocess.run(['make', '--no-print-directory', target], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, f'make {target} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}'
+    print(f'make {target}: {time.monotonic() - start:.1f} s\n{run.stdout[-500:]}')
+
+
+# --- JupyterLab ---------------------------------------------------------------------------------
+
+def _lab_env(tmp_path):
+    """A new user's JupyterLab (fresh settings and workspaces, autosave off so the test never writes a
+    notebook, every cell in the DOM), plus a user-level `python3` kernelspec that must NOT be used."""
+    settings = tmp_path / 'user-settings'
+    for plugin, values in {'docmanager-extension/plugin': {'autosave': False},
+                           'notebook-extension/tracker': {'windowingMode': 'none'}}.items():
+        path = settings / '@jupyterlab' / f'{plugin}.jupyterlab-settings'
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    decoy = tmp_path / 'data' / 'kernels' / 'python3'
+    decoy.mkdir(parents=True)
+    (decoy / 'kernel.json').write_text(json.dumps({
+        'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+        'display_name': 'decoy', 'language': 'python', 'env': {'MXDP_DECOY_KERNEL': 'used'}}))
+    return {'JUPYTERLAB_SETTINGS_DIR': str(settings), 'JUPYTERLAB_WORKSPACES_DIR': str(tmp_path / 'workspaces'),
+            'JUPYTER_DATA_DIR': str(tmp_path / 'data')}
+
+
+def test_jupyterlab_shows_figures_runs_a_cell_and_asks_for_nothing(context, tmp_path):
+    path = showcase()
+    before = open(path, 'rb').read()
+    md, png = _figures(path)
+    traffic = Traffic(context)
+    page = context.new_page()
+    with lab_server(tmp_path / 'lab.log', env=_lab_env(tmp_path)) as (base, log):
+        # The reader lands on the contents (or the first notebook while there is none).
+        page.goto(f'{base}/?token={TOKEN}')
+        current = page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel')
+        current.wait_for()
+        assert current.inner_text() == os.path.basename(start_page())
+        page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedMarkdown h1').first.wait_for()
+        page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Spinner').wait_for(state='hidden')
+        _shoot(page, 'lab-landing.png')
+
+        # A notebook with figures: every image is served and decoded.
+        page.goto(f'{base}/lab/tree/notebooks/{os.path.basename(path)}')
+        panel = '.jp-NotebookPanel:not(.lm-mod-hidden)'
+        page.locator(f'{panel} .jp-Cell').first.wait_for()
+        try:    # cells and their outputs are attached progressively
+            page.wait_for_function('([sel, n]) => document.querySelectorAll(sel).length >= n',
+                                   arg=[f'{panel} .jp-Cell img', md + png], timeout=30_000)
+        except sync_api.TimeoutError:
+            pass    # the assertion below says what is missing
+        images = _images_loaded(page, f'{panel} .jp-Cell img')
+        assert len(images) >= md + png, f'expected {md} diagrams and {png} figures, found {images}'
+        assert all(width > 0 for _, width in images), f'images that did not load: {images}'
+        page.locator(f'{panel} .jp-RenderedMarkdown img').first.scroll_into_view_if_needed()
+        _shoot(page, 'lab-notebook-figure.png')
+
+        # Run a cell: a new one above the first code cell; it reports which Python the kernel is.
+        page.locator(f'{panel} .jp-CodeCell .jp-InputPrompt').first.click()
+        page.keyboard.press('Escape')
+        page.keyboard.press('a')
+        page.keyboard.press('Enter')
+        page.keyboard.type("import os, sys; "
+                           "print('KERNEL', sys.prefix, os.environ.get('MXDP_DECOY_KERNEL', 'not-used'))")
+        page.keyboard.press('Shift+Enter')
+        output = page.locator(f'{panel} .jp-OutputArea-output', has_text='KERNEL')
+        output.wait_for(timeout=90_000)
+        _, prefix, decoy = output.inner_text().split()
+        assert os.path.realpath(prefix) == os.path.realpath(sys.prefix), \
+            f'the kernel runs {prefix}, not the project environment {sys.prefix}'
+        assert decoy == 'not-used', "a user-level kernelspec named python3 replaced the venv's"
+        output.evaluate('out => out.closest(".jp-Cell").scrollIntoView({block: "center"})')
+        _shoot(page, 'lab-cell-run.png')
+
+        # No pop-up (news, updates) asked for the internet, at any point.
+        assert page.locator('.Toastify__toast').count() == 0, page.locator('.Toastify__toast').all_inner_texts()
+        page.close()
+        server_log = log.read_text()
+    image_requests = [u for u in traffic.requests if '/files/' in u]
+    assert image_requests and not [b for b in traffic.bad if '/files/' in b[1]], traffic.bad
+    traffic.check()
+    assert ' 404 GET /files/' not in server_log
+    assert open(path, 'rb').read() == before, 'the test changed the notebook'
+
+
+# --- slides -------------------------------------------------------------------------------------
+
+PRESENT = """() => { const h = [...document.querySelectorAll('.slides > section')];
+    const top = document.querySelector('.slides > section.present');
+    const subs = [...top.querySelectorAll(':scope > section')];
+    return [h.indexOf(top), Math.max(0, subs.findIndex(s => s.classList.contains('present')))]; }"""
+
+
+def _present(page):
+    """``[h, v]``: the indices of the slide on screen."""
+    return page.evaluate(PRESENT)
+
+
+def _goto_slide_of(page, selector):
+    """Show the slide holding the first element that matches ``selector``; return False if none."""
+    where = page.evaluate("""sel => { const el = document.querySelector(sel); if (!el) return null;
+        const secs = []; for (let s = el.closest('section'); s; s = s.parentElement.closest('section')) secs.unshift(s);
+        const h = [...document.querySelectorAll('.slides > section')].indexOf(secs[0]);
+        const v = secs.length > 1 ? [...secs[0].querySelectorAll(':scope > section')].indexOf(secs[1]) : 0;
+        return [h, v]; }""", selector)
+    if where is None:
+        return False
+    page.evaluate('([h, v]) => { location.hash = `#/${h}/${v}`; }', where)
+    page.wait_for_function(f'where => JSON.stringify(({PRESENT})()) === JSON.stringify(where)', arg=where)
+    page.wait_for_timeout(800)     # the slide transition
+    return True
+
+
+def test_slides_open_from_disk_offline_with_figures_and_maths(context):
+    _make('slides')
+    path = showcase()
+    stem = os.path.basename(path)[:-len('.ipynb')]
+    md, png = _figures(path, deck=True)
+    traffic = Traffic(context)
+    page = context.new_page()
+
+    index = os.path.join(ROOT, 'build', 'slides', 'index.html')
+    page.goto('file://' + index)
+    links = page.locator('ol.decks a')
+    assert links.count() == len(NUMBERED)
+    _shoot(page, 'slides-index.png')
+    page.locator(f'ol.decks a[href="notebooks/{stem}.slides.html"]').click()
+    page.locator('.reveal.ready').wait_for()
+    assert page.url.startswith('file://') and page.url.split('#')[0].endswith(f'{stem}.slides.html')
+    if _has_maths(path):
+        page.wait_for_function('window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 '
+                               '&& document.querySelectorAll(".MathJax_CHTML").length > 0')
+    _shoot(page, 'slides-title.png')
+
+    start = _present(page)
+    page.keyboard.press('ArrowRight')
+    page.wait_for_function('start => location.hash !== "" && location.hash !== "#/"', arg=start)
+    assert _present(page) != start, 'the right arrow did not move to the next slide'
+
+    images = _images_loaded(page, '.reveal img', scroll=False)
+    assert len(images) >= md + png, f'expected {md} diagrams and {png} figures, found {images}'
+    assert all(width > 0 for _, width in images), f'images that did not load: {images}'
+    assert _goto_slide_of(page, '.jp-RenderedMarkdown img')
+    _shoot(page, 'slides-diagram.png')
+    if _has_maths(path):
+        assert _goto_slide_of(page, '.MathJax_Display') or _goto_slide_of(page, '.MathJax_CHTML')
+        _shoot(page, 'slides-maths.png')
+    traffic.check()
+
+
+# --- the book -----------------------------------------------------------------------------------
+
+def test_book_has_contents_figures_and_maths_offline(context):
+    _make('book')
+    html = os.path.join(ROOT, 'build', 'book', '_build', 'html')
+    path = showcase()
+    md, png = _figures(path)
+    traffic = Traffic(context)
+    page = context.new_page()
+
+    page.goto('file://' + os.path.join(html, 'index.html'))        # redirects to the contents
+    page.wait_for_url('**/notebooks/contents.html')
+    sidebar = page.locator('nav.bd-docs-nav a.reference')
+    hrefs = [sidebar.nth(i).get_attribute('href') for i in range(sidebar.count())]
+    for nb in NUMBERED + sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*.ipynb'))):
+        name = os.path.basename(nb)[:-len('.ipynb')] + '.html'
+        assert any(h.split('#')[0].endswith(name) for h in hrefs), f'{name} is not in the sidebar: {hrefs}'
+    _shoot(page, 'book-contents.png')
+
+    page.goto('file://' + os.path.join(html, 'notebooks', os.path.basename(path)[:-len('.ipynb')] + '.html'))
+    if _has_maths(path):
+        page.locator('mjx-container').first.wait_for()
+    images = _images_loaded(page, 'article img')
+    assert len(images) >= md + png, f'expected {md} diagrams and {png} figures, found {images}'
+    assert all(width > 0 for _, width in images), f'images that did not load: {images}'
+    page.locator('article img').first.scroll_into_view_if_needed()
+    _shoot(page, 'book-notebook-figure.png')
+    if _has_maths(path):
+        page.locator('mjx-container[display="true"], mjx-container').first.scroll_into_view_if_needed()
+        _shoot(page, 'book-notebook-maths.png')
+    traffic.check()
