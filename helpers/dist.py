@@ -248,40 +248,27 @@ def job_processes(jobdir):
 
 
 def _kill_all(launcher, nodes, grace):
-    """SIGTERM, then SIGKILL, the launcher's process group and every recorded process; return the
-    pids that survived both."""
+    """SIGTERM, then SIGKILL, the launcher, everything it started and every recorded process (the
+    same escalation as for the processes of a network namespace: ``helpers.netns``); then SIGKILL
+    to the launcher's process group, for anything started meanwhile. Return the pids still alive."""
     import psutil
-    procs = []
+    from helpers.netns import _kill_pids
+    pids = [launcher.pid]
     try:
-        leader = psutil.Process(launcher.pid)
-        procs += [leader] + leader.children(recursive=True)
+        pids += [p.pid for p in psutil.Process(launcher.pid).children(recursive=True)]
     except psutil.Error:
         pass
-    for info in nodes.values():
-        for key in ('pid', 'shim_pid'):
-            try:
-                procs.append(psutil.Process(info[key]))
-            except (psutil.Error, KeyError, TypeError):
-                pass
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(launcher.pid, sig)  # the launcher leads its own group (start_new_session)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for p in procs:
-            try:
-                p.send_signal(sig)
-            except psutil.Error:
-                pass
-        _, procs = psutil.wait_procs(procs, timeout=grace)
-        procs = [p for p in procs if _alive(p.pid)]
-        if not procs:
-            break
+    pids += [info[key] for info in nodes.values() for key in ('pid', 'shim_pid') if info.get(key)]
+    left = _kill_pids(sorted(set(pids)), grace)
+    try:
+        os.killpg(launcher.pid, signal.SIGKILL)   # the launcher leads its own group (start_new_session)
+    except (ProcessLookupError, PermissionError):
+        pass
     try:
         launcher.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
-    return [p.pid for p in procs if _alive(p.pid)]
+    return [pid for pid in left if _alive(pid)]
 
 
 # --------------------------------------------------------------------------- the job
