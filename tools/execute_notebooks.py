@@ -22,7 +22,7 @@ CELL_TIMEOUT = int(os.environ.get('CELL_TIMEOUT', '1800'))
 def execute(path):
     nb = nbformat.read(path, as_version=4)
     # The kernel runs this very interpreter (the project's venv): same as nbval --nbval-current-env.
-    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
+    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name='python3',
                             resources={'metadata': {'path': os.path.join(ROOT, 'notebooks')}})
     start = time.perf_counter()

@@ -139,7 +139,7 @@ def contents_notebook():
             lines.append(f'* [{number} · {title}]({rel})')
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell('\n'.join(lines).strip())]
-    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
+    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
     return nb
 
 
