@@ -71,10 +71,11 @@ def parse_args(argv=None):
 
 def worker_devices(index, count):
     """The ``count`` devices of worker ``index`` on this host (notebook 08): GPUs ``index * count``,
-    ... (modulo the GPU count) if MXNet sees GPUs and ``MXDP_DEVICES`` does not force stand-ins,
-    else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)``."""
+    ... (modulo the GPU count) if MXNet sees at least ``count`` GPUs and ``MXDP_DEVICES`` does not
+    force stand-ins, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
+    GPU twice: on a 1-GPU host a worker with two devices gets two stand-ins)."""
     gpus = 0 if forced_standins() else num_gpus()
-    if gpus:
+    if gpus >= count:
         return [mx.gpu((index * count + i) % gpus) for i in range(count)]
     return [mx.cpu(i) for i in range(count)]
 
