@@ -247,15 +247,15 @@ def test_side_by_side_jobs_on_two_hosts_measure_the_push_and_pull(tmp_path):
         'device': (TRAIN + ['--kvstore', 'dist_device_sync', '--devices-per-worker', '2', '--out',
                             str(out['device'])] + short, 1),
         'compressed': (TRAIN + ['--kvstore', 'dist_sync', '--compression', '0.5', '--out',
-                                str(out['compressed'])] + short, 2),
+                                str(out['compressed'])] + short, 1),
         'broken': (['false'], 1)}, timeout=240, failures='return')
     import json
     device = json.loads((out['device'] / 'result-rank0.json').read_text())
     compressed = json.loads((out['compressed'] / 'result-rank0.json').read_text())
     sent, received = traffic_per_step(device)
     assert 1.0 < sent / lenet_bytes < 1.1 and 1.0 < received / lenet_bytes < 1.1, (sent, received)
-    sent, received = traffic_per_step(compressed)        # both workers' traffic
-    assert sent / (2 * lenet_bytes) < 0.1 and 1.0 < received / (2 * lenet_bytes) < 1.1, (sent, received)
+    sent, received = traffic_per_step(compressed)        # a worker alone in its namespace: exact
+    assert sent / lenet_bytes < 0.1 and 1.0 < received / lenet_bytes < 1.1, (sent, received)
     assert runs['device']['sent'] > 5 * lenet_bytes       # the whole job, seen from the host
     assert 'died' in str(runs['broken']['error'])
     for run in (runs['device'], runs['compressed']):
