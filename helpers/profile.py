@@ -15,7 +15,7 @@ import tempfile
 
 import mxnet as mx
 
-__all__ = ['Span', 'trace', 'phase']
+__all__ = ['Span', 'traceable', 'trace', 'phase']
 
 Span = collections.namedtuple('Span', 'device name start end')
 Span.__doc__ = 'One operator the engine ran: device, name, start and end in ms (notebooks 01, 05).'
@@ -42,6 +42,22 @@ def _events(text):
     if text.startswith('{'):
         text = text[text.index('[') + 1:]
     return json.loads('[' + text.lstrip(',').rstrip().rstrip(',') + ']')
+
+
+def traceable(devices):
+    """The first of ``devices`` that MXNet's profiler can show (notebooks 01, 05): every GPU, and
+    CPU contexts up to one per processor core (plus two more on a build without GPUs, whose ops land
+    on the lanes MXNet names 'cpu pinned' and 'cpu shared'). Profiling an operator on a CPU context
+    beyond that aborts the process in MXNet 1.9.1 (``Profiler::DeviceIndex``, src/profiler/profiler.h,
+    indexes past the lanes it allocated), so a notebook traces only these."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+    lanes = cores + (0 if mx.context.num_gpus() else 2)
+    shown = []
+    for d in devices:
+        if d.device_type == 'cpu' and d.device_id >= lanes:
+            break
+        shown.append(d)
+    return shown
 
 
 def trace(fn, *args, **kwargs):

@@ -100,7 +100,8 @@ def test_fresh_interpreter_imports_mxnet(tmp_path):
     assert 'Warning' not in result.stderr, result.stderr
 
 
-def test_fresh_jupyter_kernel_imports_mxnet_in_its_first_cell(tmp_path):
+def test_fresh_jupyter_kernel_imports_mxnet_in_its_first_cell(tmp_path, monkeypatch):
+    monkeypatch.setenv('JUPYTER_PREFER_ENV_PATH', '1')  # this venv's kernelspec, as `make lab` uses
     nbformat = pytest.importorskip('nbformat')
     nbclient = pytest.importorskip('nbclient')
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
