@@ -1,4 +1,4 @@
-"""Every figure of the series (all notebooks): d2l's plotting, stored as PNG, readable when projected.
+"""Every figure of the series (notebooks 00 to 09): d2l's plotting, stored as PNG, readable when projected.
 
 d2l switches the inline backend to SVG. SVG outputs carry per-run ids, which nbval would compare
 (and report as differences); PNG outputs it skips. So every figure goes through this module, which

@@ -17,9 +17,10 @@ def test_time_it_is_the_median():
     assert timing.time_it(lambda: time.sleep(next(delays)), repeat=3) < 0.04
 
 
-@pytest.mark.parametrize('kwargs', [dict(repeat=0), dict(repeat=1.5), dict(warmup=-1)])
-def test_time_it_bad_arguments(kwargs):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize('kwargs, error', [(dict(repeat=0), ValueError), (dict(repeat=1.5), TypeError),
+                                           (dict(warmup=-1), ValueError)])
+def test_time_it_bad_arguments(kwargs, error):
+    with pytest.raises(error):
         timing.time_it(lambda: None, **kwargs)
     with pytest.raises(TypeError):
         timing.time_it(42)
