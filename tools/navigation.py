@@ -107,8 +107,9 @@ def nav_text(path, position):
     return text
 
 
-def _nav_cell(text):
+def _nav_cell(text, position):
     cell = nbformat.v4.new_markdown_cell(text)
+    cell.id = f'nav-{position}'   # fixed, not random: --check compares whole files
     cell.metadata['tags'] = ['nav']
     return cell
 
@@ -121,7 +122,8 @@ def with_navigation(path):
     """The notebook with exactly one nav cell after the title and one at the end (others removed)."""
     nb = _read(path)
     body = [c for c in nb.cells if not _is_nav(c)]
-    nb.cells = body[:1] + [_nav_cell(nav_text(path, 'top'))] + body[1:] + [_nav_cell(nav_text(path, 'bottom'))]
+    nb.cells = (body[:1] + [_nav_cell(nav_text(path, 'top'), 'top')] + body[1:]
+                + [_nav_cell(nav_text(path, 'bottom'), 'bottom')])
     return nb
 
 
@@ -139,6 +141,7 @@ def contents_notebook():
             lines.append(f'* [{number} · {title}]({rel})')
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell('\n'.join(lines).strip())]
+    nb.cells[0].id = 'contents'
     nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
     return nb
 
