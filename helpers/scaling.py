@@ -51,10 +51,11 @@ def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
 
 
 def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None, warmup_epochs=1,
-                 base_lr=0.1, base_batch=64, seed=0):
+                 base_lr=0.1, base_batch=64, seed=0, rule=None):
     """Train LeNet (``helpers.models.lenet``, hybridized) on ``devices`` with one recipe of
-    :func:`lr_recipe` for ``epochs`` epochs of the first ``n_train`` images (notebook 09; the
-    benchmark ``benchmarks/scaling_large_batch.py``). Warm-up lasts ``warmup_epochs`` epochs.
+    ``rule`` (default :func:`lr_recipe`; notebook 09 passes its lesson cell) for ``epochs`` epochs
+    of the first ``n_train`` images (notebook 09; the benchmark ``benchmarks/scaling_large_batch.py``).
+    Warm-up lasts ``warmup_epochs`` epochs.
     Returns the history of ``helpers.train.train`` plus ``recipe``, ``batch``, ``lr``, ``steps``
     (per epoch) and ``diverged``: training stops after the first epoch whose loss is not finite."""
     from helpers.data import load_data_fashion_mnist   # here, not above: the processes of a
@@ -62,7 +63,7 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
     from helpers.train import train                    # without d2l and its plotting
     epochs = checks.whole(epochs, 'epochs', 1)
     train_iter, test_iter = load_data_fashion_mnist(batch_size, n_train, n_test, seed)
-    settings = lr_recipe(recipe, batch_size, warmup_epochs * len(train_iter), base_lr, base_batch)
+    settings = (rule or lr_recipe)(recipe, batch_size, warmup_epochs * len(train_iter), base_lr, base_batch)
     net = lenet(devices, seed)
     net.hybridize()
     trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', settings)
