@@ -4,7 +4,8 @@
     python tools/execute_notebooks.py notebooks/01-*.ipynb # some of them
 
 The committed outputs of every notebook are produced by this script, with the same kernel and
-working directory (notebooks/) that nbval uses in `make test`. A cell error stops with a non-zero
+working directory that nbval uses in `make test`: the notebook's own directory (notebooks/ or
+notebooks/solutions/). A cell error stops with a non-zero
 exit and leaves the notebook file untouched. Prints each notebook's wall time.
 """
 import glob
@@ -24,7 +25,7 @@ def execute(path):
     # The kernel runs this very interpreter (the project's venv): same as nbval --nbval-current-env.
     nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name='python3',
-                            resources={'metadata': {'path': os.path.join(ROOT, 'notebooks')}})
+                            resources={'metadata': {'path': os.path.dirname(os.path.abspath(path))}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
