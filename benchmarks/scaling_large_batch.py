@@ -17,9 +17,7 @@ the settings, the machine, and one history per run (``helpers.scaling.train_reci
 loss, test accuracy and seconds; ``diverged`` when a loss stopped being finite).
 """
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 
@@ -27,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from helpers.devices import describe, get_devices  # noqa: E402
-from helpers.scaling import RECIPES, train_recipe  # noqa: E402
+from helpers.scaling import RECIPES, save_results, train_recipe  # noqa: E402
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'scaling_large_batch.json')
 
@@ -44,8 +42,6 @@ def main(argv=None):
     batches = [int(b) for b in args.batches.split(',')]
     result = {'settings': dict(vars(args), base_lr=0.1, base_batch=64, warmup_epochs=1, seed=0,
                                devices=describe(devices)),
-              'machine': {'python': platform.python_version(), 'cpus': os.cpu_count(),
-                          'processor': platform.processor() or platform.machine()},
               'runs': []}
     start = time.perf_counter()
     for b in batches:
@@ -55,10 +51,7 @@ def main(argv=None):
             print(f'batch {b:5d} {recipe:7s} lr {h["lr"]:5.2f}: test acc '
                   + ' '.join(f'{a:.3f}' for a in h['test_acc'])
                   + (' (diverged)' if h['diverged'] else '') + f'  [{sum(h["seconds"]):.0f} s]', flush=True)
-    result['wall_seconds'] = time.perf_counter() - start
-    with open(args.out, 'w') as f:
-        json.dump(result, f, indent=1)
-    print(f'wrote {args.out} ({result["wall_seconds"] / 60:.0f} min)')
+    print(f'wrote {args.out} ({save_results(result, args.out, start) / 60:.0f} min)')
 
 
 if __name__ == '__main__':

@@ -16,9 +16,7 @@ prediction with alpha = half the median step of the 1-value array.
 Writes ``benchmarks/scaling_pushpull.json`` (kept in the repository) unless ``--out`` says otherwise.
 """
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 
@@ -26,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from helpers import netns  # noqa: E402
-from helpers.scaling import measure_pushpull, pushpull_step  # noqa: E402
+from helpers.scaling import measure_pushpull, pushpull_step, save_results  # noqa: E402
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'scaling_pushpull.json')
 
@@ -43,8 +41,7 @@ def main(argv=None):
         sys.exit(f'cannot run: {why}')
     sizes = [int(s) for s in args.sizes.split(',')]
     rates = [None if r == 'none' else float(r) for r in args.rates.split(',')]
-    result = {'settings': vars(args), 'machine': {'python': platform.python_version(), 'cpus': os.cpu_count(),
-                                                  'kernel': platform.release()}, 'rows': []}
+    result = {'settings': vars(args), 'rows': []}
     start = time.perf_counter()
     for compression in (False, True):
         res = measure_pushpull(sizes, rates, compression=compression, steps=args.steps, timeout=1800)
@@ -57,10 +54,7 @@ def main(argv=None):
                 print(f'{"2-bit" if compression else "plain"} rate {str(rate):>7} size {row["size"]:>9}: '
                       f'{row["median"] * 1e3:9.1f} ms, predicted {pred}; sent {row["sent"]:12.0f} B, '
                       f'received {row["received"]:12.0f} B', flush=True)
-    result['wall_seconds'] = time.perf_counter() - start
-    with open(args.out, 'w') as f:
-        json.dump(result, f, indent=1)
-    print(f'wrote {args.out} ({result["wall_seconds"]:.0f} s)')
+    print(f'wrote {args.out} ({save_results(result, args.out, start):.0f} s)')
 
 
 if __name__ == '__main__':

@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import platform
 import statistics
 import sys
 import time
@@ -27,8 +28,8 @@ import mxnet as mx  # in the scheduler and server of a job this line runs the ro
 
 from helpers import checks, costmodel
 
-__all__ = ['RECIPES', 'lr_recipe', 'train_recipe', 'stored_results', 'epoch_time', 'FRAME_PAYLOAD', 'pushpull_step',
-           'measure_pushpull', 'PushPullResult']
+__all__ = ['RECIPES', 'lr_recipe', 'train_recipe', 'epoch_time', 'FRAME_PAYLOAD', 'pushpull_step',
+           'measure_pushpull', 'PushPullResult', 'save_results', 'stored_results']
 
 RECIPES = ('fixed', 'linear', 'warmup')
 
@@ -77,6 +78,18 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
             break
     return dict(history, recipe=recipe, batch=batch_size, lr=settings['learning_rate'],
                 steps=len(train_iter), diverged=not math.isfinite(history['loss'][-1]))
+
+
+def save_results(result, path, start):
+    """Write a benchmark's ``result`` dict to ``path`` as JSON (what :func:`stored_results` reads for
+    notebook 09), with this machine and the wall time since ``start`` (``time.perf_counter()``);
+    return that wall time in seconds."""
+    result['machine'] = {'python': platform.python_version(), 'cpus': os.cpu_count(),
+                         'processor': platform.processor() or platform.machine(), 'kernel': platform.release()}
+    result['wall_seconds'] = time.perf_counter() - start
+    with open(path, 'w') as f:
+        json.dump(result, f, indent=1)
+    return result['wall_seconds']
 
 
 def stored_results(benchmark):
