@@ -391,7 +391,8 @@ class Job:
             info = self.nodes.get(n)
             if info and info['exit'] not in (None, 0):
                 self.fail(DistJobError, f'{n} (pid {info["pid"]}) died: '
-                                        f'{_describe_exit(info["exit"])}; the job was stopped')
+                                        f'{_describe_exit(info["exit"])}; the job was stopped'
+                                        + self._bind_hint(n, info))
         for n, info in self.nodes.items():
             if info['exit'] is None and not _alive(info['shim_pid']):
                 self.nodes = _read_nodes(self.jobdir)       # it may have written its status just now
@@ -404,6 +405,15 @@ class Job:
             return True
         self._check_launcher()
         return False
+
+    def _bind_hint(self, name, info):
+        """ps-lite's 'bind failed' (3rdparty/ps-lite/src/van.cc) explained: the port was taken."""
+        self._drain()
+        if not any(n == name and 'bind failed' in text for n, text in self.lines):
+            return ''
+        return (f' (it could not bind port {info.get("port")}: another process took the port after '
+                "the launcher found it free; dmlc_tracker's PSTracker tests a port, closes it, and "
+                'the scheduler binds it later. Start the job again)')
 
     def _check_launcher(self):
         code = self.proc.poll()

@@ -92,11 +92,14 @@ def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tm
     assert_all_gone(result.jobdir, result.nodes)
 
 
-def _kill_worker_1():
+def _kill_worker_1(mark):
+    """SIGKILL worker 1 of this test's job only (its environment carries `mark`): another
+    test run on the same machine has its own worker 1, which must be left alone."""
     for p in psutil.process_iter():
         try:
             env = p.environ()
-            if (env.get('DMLC_ROLE') == 'worker' and env.get('DMLC_TASK_ID') == '1'
+            if (env.get('MXDP_TEST_MARK') == mark and env.get('DMLC_ROLE') == 'worker'
+                    and env.get('DMLC_TASK_ID') == '1'
                     and 'helpers.dist_train' in ' '.join(p.cmdline())):
                 p.send_signal(signal.SIGKILL)
                 return p.pid, time.monotonic()
@@ -106,6 +109,7 @@ def _kill_worker_1():
 
 
 def test_killed_worker_ends_the_job_with_a_clear_error():
+    mark = f'kill-{os.getpid()}-{time.time()}'
     started, killed = threading.Event(), {}
 
     def echo(line):
@@ -115,17 +119,17 @@ def test_killed_worker_ends_the_job_with_a_clear_error():
     def killer():
         if started.wait(150):
             time.sleep(1.0)  # mid-training
-            found = _kill_worker_1()
+            found = _kill_worker_1(mark)
             if found:
                 killed['pid'], killed['at'] = found
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     with pytest.raises(dist.DistJobError) as info:
-        dist.run_local_job(LONG, timeout=200, echo=echo)
+        dist.run_local_job(LONG, timeout=200, echo=echo, env={'MXDP_TEST_MARK': mark})
     ended = time.monotonic()
     thread.join(5)
-    assert 'pid' in killed, 'the worker was never killed'
+    assert 'pid' in killed, f'the worker was never killed; the job ended with: {info.value}'
     message = str(info.value)
     assert 'worker 1' in message and 'died' in message and 'SIGKILL' in message, message
     assert str(killed['pid']) in message
@@ -261,3 +265,15 @@ def test_side_by_side_jobs_on_two_hosts_measure_the_push_and_pull(tmp_path):
     for run in (runs['device'], runs['compressed']):
         assert_all_gone(run['result'].jobdir, run['result'].nodes)
     assert [n for n in netns.namespaces() if n.startswith(f'{netns.PREFIX}-{os.getpid()}-')] == []
+
+
+def test_a_scheduler_that_could_not_bind_its_port_is_explained():
+    """Two jobs started at the same moment can both be given the same port: dmlc_tracker tests it,
+    closes it, and the scheduler binds it later. ps-lite then says only 'bind failed'."""
+    import queue
+    job = dist.Job.__new__(dist.Job)
+    job._out, job.lines, job._say = queue.Queue(), [], lambda line: None
+    job._out.put('[scheduler] MXNetError: Check failed: my_node_.port != -1 (-1 vs. -1) : bind failed')
+    hint = job._bind_hint('scheduler', {'port': '9091'})
+    assert 'could not bind port 9091' in hint and 'Start the job again' in hint
+    assert job._bind_hint('worker 0', {'port': '9091'}) == ''
