@@ -65,7 +65,8 @@ def allreduce_ring(arrays, send=copy_to):
 
 
 # Below this many elements per array, `allreduce` uses the naive algorithm. CPU: measured on CPU
-# stand-ins in notebook 04 (the naive algorithm is faster until its 32 MiB allocation jump). GPU: an
+# stand-ins in notebook 04 (the naive algorithm wins below a few MiB; from 32 MiB on its freshly
+# allocated receive arrays make it lose). GPU: an
 # estimate from the alpha-beta model (notebook 04), not a measurement: time it with
 # benchmarks/allreduce.py on your GPUs and set it.
 RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': 1 << 18}
@@ -73,9 +74,9 @@ RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': 1 << 18}
 
 def allreduce(arrays, send=copy_to):
     """The allreduce of notebook 05's training step (notebook 04): the ring for large arrays on
-    three or more devices, the naive algorithm otherwise."""
+    two or more devices, the naive algorithm for small ones."""
     k = checks.arrays(arrays)
-    ring = k >= 3 and arrays[0].size >= RING_MIN_ELEMENTS[arrays[0].context.device_type]
+    ring = k >= 2 and arrays[0].size >= RING_MIN_ELEMENTS[arrays[0].context.device_type]
     return (allreduce_ring if ring else allreduce_naive)(arrays, send)
 
 

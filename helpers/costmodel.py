@@ -102,7 +102,7 @@ def cost_rabenseifner(k, nbytes, alpha, bandwidth, gamma=0.0):
 LINKS = {
     'PCIe 3.0 x16': dict(bandwidth=15.75e9, alpha=10e-6, k_max=8),
     'PCIe 4.0 x16': dict(bandwidth=31.5e9, alpha=10e-6, k_max=8),
-    'NVLink 2 (V100)': dict(bandwidth=150e9, alpha=5e-6, k_max=8),
+    'NVLink 2 (V100)': dict(bandwidth=50e9, alpha=5e-6, k_max=8),
     'NVLink 3 (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
     '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
 }
@@ -111,7 +111,9 @@ LINK_SOURCES = {
                     'vendors quote raw, both-direction figures)',
     'PCIe 4.0 x16': 'PCI-SIG: 16 GT/s per lane, 128b/130b encoding; x16 = 31.5 GB/s per direction (derived)',
     'NVLink 2 (V100)': 'NVIDIA Tesla V100 architecture whitepaper (2017) and NVLink product page: 6 links of '
-                       '25 GB/s per direction, "300 GB/sec" total per GPU',
+                       '25 GB/s per direction, "300 GB/sec" total per GPU. The model uses one pair\'s 50 GB/s '
+                       '(two links, NV2 in notebook 00\'s DGX-1 matrix); all 150 GB/s per direction need '
+                       'all six links busy at once',
     'NVLink 3 (A100)': 'NVIDIA H100 architecture whitepaper (2022): "A100 includes 12 third-generation NVLink '
                        'links to provide 600 GB/sec total bandwidth" (25 GB/s per link per direction)',
     '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',

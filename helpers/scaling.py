@@ -5,7 +5,8 @@ per epoch against the number of devices, and a parameter server across two netwo
   the linear scaling rule, the rule with gradual warm-up (Goyal et al. 2017, sections 2.1-2.2);
   :func:`train_recipe` trains LeNet with one of them;
 - :func:`epoch_time` -- seconds per epoch on ``k`` devices: per-step overhead, compute per example,
-  and a ring allreduce of the gradients (``helpers.costmodel``);
+  and a ring allreduce of the gradients (``helpers.costmodel``; between machines this stands for
+  a ring such as NCCL's or Horovod's, not MXNet's parameter server);
 - :func:`pushpull_step` -- what one worker of a ``dist_sync`` parameter server sends and receives
   in a step, and the alpha-beta prediction of its time (2-bit compression shrinks the push only);
   :func:`measure_pushpull` runs the real thing: scheduler, server and worker 0 on "machine" a,
@@ -122,7 +123,8 @@ def pushpull_step(nbytes, rate, alpha, compression=False):
     """Predicted seconds of one ``dist_sync`` step of a worker whose link to the server is capped
     at ``rate`` bits per second (notebook 09): push the gradient, then pull the whole array, each
     one message of latency ``alpha``. 2-bit compression sends 2 bits per 32-bit value in the push
-    only: the server answers a pull with full float32 values (``kvstore_dist.h``)."""
+    only: the server answers a pull with full float32 values (``DefaultStorageResponse``,
+    src/kvstore/kvstore_dist_server.h)."""
     push = nbytes / 16 if compression else nbytes
     goodput = rate / 8 * FRAME_PAYLOAD                  # bytes of data per second
     return 2 * alpha + (push + nbytes) / goodput

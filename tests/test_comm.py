@@ -89,9 +89,9 @@ def test_bad_input_is_refused_before_any_copy(algorithm, bad, error, match):
         np.testing.assert_array_equal(x, y)
 
 
-def test_allreduce_picks_the_ring_for_large_arrays_on_three_or_more_devices(monkeypatch):
+def test_allreduce_picks_the_ring_for_large_arrays_on_two_or_more_devices(monkeypatch):
     monkeypatch.setitem(comm.RING_MIN_ELEMENTS, 'cpu', 100)
-    for k, size, ring in ((2, 1000, False), (3, 99, False), (3, 100, True)):
+    for k, size, ring in ((1, 1000, False), (2, 99, False), (2, 100, True), (3, 99, False), (3, 100, True)):
         arrays = [mx.nd.full((size,), i, ctx=c) for i, c in enumerate(CTX[:k])]
         stats = CommStats()
         allreduce(arrays, send=stats.send)
