@@ -116,8 +116,10 @@ def _launcher_main(argv):
     series supports (3.9-3.12) as soon as the job starts. We restore the old name here, in the
     launcher's process only, instead of patching site-packages.
 
-    Also, in ``--launcher local`` mode the tracker announces the machine's first non-loopback
-    address as the scheduler's; a local job has no reason to leave the machine, so that address is
+    Also, in ``--launcher local`` mode the tracker announces as the scheduler's address the one the
+    host name resolves to, or, if that is a loopback address, the address of the interface holding
+    the default route (``get_host_ip``, dmlc_tracker/tracker.py); a local job has no reason to leave
+    the machine, so that address is
     pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
     """
     if not hasattr(threading.Thread, 'isAlive'):

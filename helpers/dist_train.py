@@ -98,8 +98,9 @@ def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_st
     shard ``(X, y)``, ``steps`` steps per epoch. The servers add the gradients of all workers, so
     the Trainer divides by the global batch: ``rescale_grad = 1 / num_workers`` times ``1 / batch``.
     ``on_step(net, losses)`` is called after every step, once its new weights have arrived (do not
-    read gradients there: with one device, the dist store pulls the new weights into the gradient
-    buffer, src/kvstore/kvstore_dist.h, PushPullImpl, ``comm_buf = merged``)."""
+    read gradients there: with one CPU device, the dist store receives the new weights into the
+    gradient buffer itself, src/kvstore/kvstore_dist.h, PushPullImpl, ``comm_buf = merged`` when the
+    merged array is on the CPU; on a GPU it uses a separate host buffer)."""
     net = lenet(devices, seed)                          # the same initial weights on every worker
     trainer = gluon.Trainer(net.collect_params(), 'sgd',
                             {'learning_rate': lr, 'rescale_grad': 1 / kv.num_workers}, kvstore=kv)
@@ -161,8 +162,9 @@ def push_then_pull(kv):
     """Make ``kv.pushpull`` a ``push`` followed by a ``pull`` (notebook 08). MXNet 1.9.1's dist
     stores refuse gradient compression in ``pushpull`` ("Compression not supported with PushPull",
     ``KVStoreDist::PushPullImpl``, src/kvstore/kvstore_dist.h), and Gluon's ``Trainer`` sums dense
-    gradients with ``pushpull`` only (``Trainer._allreduce_grads``); push and pull, which Module
-    uses, do compress. Same result: the pull waits for the push of the same key."""
+    gradients with ``pushpull`` only (``Trainer._allreduce_grads``), as does Module for dense arrays
+    (``_update_params_on_kvstore``, python/mxnet/model.py). Separate ``push`` and ``pull`` calls do
+    compress. Same result: the pull waits for the push of the same key."""
     def pushpull(key, value, out=None, priority=0):
         kv.push(key, value, priority=priority)
         kv.pull(key, out=value if out is None else out, priority=priority)
