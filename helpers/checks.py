@@ -130,9 +130,11 @@ def batch(data, devs, ws=None):
     devs = devices(devs)
     sizes = shard_sizes(len(data), len(devs), ws)
     if 0 in sizes:
-        raise ValueError(f'cannot give each of {len(devs)} devices a part of a batch of {len(data)} '
-                         f'examples: the shard sizes would be {sizes}, and a device would get no '
-                         'example. Use a larger batch, fewer devices, or no zero weight')
+        n = len(data)
+        raise ValueError(f'cannot give each of {len(devs)} devices a part of a batch of {n} '
+                         f'example{"s" * (n != 1)}: the shard sizes would be {sizes}, and a device '
+                         'would get no example. Use a larger batch or fewer devices, and give no '
+                         'device a weight of 0')
 
 
 def labels(X, y):
