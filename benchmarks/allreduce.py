@@ -18,7 +18,11 @@ What decides on CPU stand-ins (notebook 04 explains each from MXNet 1.9.1's sour
   src/storage/storage.cc); the KVStore reuses buffers allocated at its first push and sums all k
   inputs in one pass (CommDevice: ElementwiseSum; CommCPU: ReduceSumCPU, multi-threaded from
   MXNET_KVSTORE_BIGARRAY_BOUND = 1e6 elements); all stand-ins share one memory bus.
-The ring's real advantage -- a link of its own per device -- does not exist on CPU stand-ins.
+The ring's real advantage -- every device sending at once, over a link of its own -- is missing
+twice: CPU stand-ins share one memory bus, and MXNet's engine orders work per array (a slice shares
+its array's engine variable: NDArray::Slice, src/ndarray/ndarray.cc), so this ring's copies and
+additions run one after the other (notebook 04 traces it). On GPUs that makes it no better than the
+naive algorithm, which is why helpers.comm.allreduce never picks it there.
 """
 import argparse
 import os

@@ -10,6 +10,12 @@ the elementwise sum of all of them. Two algorithms, both in place:
   it to its own, until device ``i`` holds the finished sum of chunk ``i+1``; in ``k-1``
   *all-gather* steps the finished chunks travel once more round the ring.
 
+Both are written as separate MXNet operations issued from Python, and MXNet's engine orders
+operations per *array*: a slice or reshape shares its array's engine variable (``NDArray::Slice``,
+src/ndarray/ndarray.cc; ``NDArray::var``, include/mxnet/ndarray.h). So the ring's sends within one
+step, which read and write chunks of the same arrays, run one after the other, not at once
+(notebook 04 traces it); the KVStore's copies, which read k different arrays, do run at once.
+
 Every transfer goes through one function, ``send(x, to)`` (default :func:`copy_to`): pass
 ``send=stats.send`` of a :class:`CommStats` to count the bytes each device sends and receives,
 without a line of bookkeeping inside the algorithms. Their cost models are in
@@ -64,19 +70,21 @@ def allreduce_ring(arrays, send=copy_to):
     return arrays
 
 
-# Below this many elements per array, `allreduce` uses the naive algorithm. CPU: measured on CPU
-# stand-ins in notebook 04 (the naive algorithm wins below a few MiB; from 32 MiB on its freshly
-# allocated receive arrays make it lose). GPU: an
-# estimate from the alpha-beta model (notebook 04), not a measurement: time it with
-# benchmarks/allreduce.py on your GPUs and set it.
-RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': 1 << 18}
+# Below this many elements per array, `allreduce` uses the naive algorithm (None: always). CPU:
+# measured on CPU stand-ins in notebook 04 (from 32 MiB on, the naive algorithm's freshly allocated
+# receive arrays make it lose). GPU: never the ring. The engine runs this ring's 2k(k-1) copies one
+# after the other (see the module docstring), so on GPUs it would put the same 2(k-1)N bytes on the
+# critical path as the naive algorithm, with k times as many launches. GPU training sums with the
+# KVStore ('device' or 'nccl', notebooks 06-07).
+RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': None}
 
 
 def allreduce(arrays, send=copy_to):
     """The allreduce of notebook 05's training step (notebook 04): the ring for large arrays on
-    two or more devices, the naive algorithm for small ones."""
+    two or more CPU devices, the naive algorithm otherwise."""
     k = checks.arrays(arrays)
-    ring = k >= 2 and arrays[0].size >= RING_MIN_ELEMENTS[arrays[0].context.device_type]
+    threshold = RING_MIN_ELEMENTS[arrays[0].context.device_type]
+    ring = k >= 2 and threshold is not None and arrays[0].size >= threshold
     return (allreduce_ring if ring else allreduce_naive)(arrays, send)
 
 

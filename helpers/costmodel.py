@@ -36,16 +36,19 @@ __all__ = ['naive_bytes_per_device', 'ring_bytes_per_device', 'ring_lower_bound'
            'cost_ring', 'cost_tree', 'cost_rabenseifner', 'LINKS', 'LINK_SOURCES', 'link']
 
 
-def naive_bytes_per_device(k, nbytes):
-    """Bytes each device sends in the naive allreduce (notebook 04): device 0 sends the sum to the
-    ``k-1`` others, every other device sends its array once: ``[(k-1) N, N, ..., N]``."""
+def naive_bytes_per_device(k, size, itemsize=4):
+    """Bytes each device sends in the naive allreduce of ``size`` elements of ``itemsize`` bytes
+    (notebook 04): device 0 sends the sum to the ``k-1`` others, every other device sends its array
+    once: ``[(k-1) N, N, ..., N]`` with ``N = size * itemsize``."""
     k = checks.whole(k, 'k', 1)
+    nbytes = size * itemsize
     return [(k - 1) * nbytes] + [nbytes] * (k - 1)
 
 
 def ring_bytes_per_device(k, size, itemsize=4):
-    """Bytes each device sends in the ring allreduce of ``size`` elements (notebook 04): every
-    chunk but two, i.e. exactly ``2 (k-1)/k N`` when ``k`` divides ``size``."""
+    """Bytes each device sends in the ring allreduce of ``size`` elements of ``itemsize`` bytes
+    (notebook 04; in elements, because chunks are cut between elements): every chunk but two, i.e.
+    exactly ``2 (k-1)/k N`` when ``k`` divides ``size``."""
     from helpers.split import shard_sizes
     k = checks.whole(k, 'k', 1)
     if k == 1:
@@ -103,7 +106,7 @@ LINKS = {
     'PCIe 3.0 x16': dict(bandwidth=15.75e9, alpha=10e-6, k_max=8),
     'PCIe 4.0 x16': dict(bandwidth=31.5e9, alpha=10e-6, k_max=8),
     'NVLink 2 (V100)': dict(bandwidth=50e9, alpha=5e-6, k_max=8),
-    'NVLink 3 (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
+    'NVLink 3 + NVSwitch (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
     '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
 }
 LINK_SOURCES = {
@@ -114,8 +117,10 @@ LINK_SOURCES = {
                        '25 GB/s per direction, "300 GB/sec" total per GPU. The model uses one pair\'s 50 GB/s '
                        '(two links, NV2 in notebook 00\'s DGX-1 matrix); all 150 GB/s per direction need '
                        'all six links busy at once',
-    'NVLink 3 (A100)': 'NVIDIA H100 architecture whitepaper (2022): "A100 includes 12 third-generation NVLink '
-                       'links to provide 600 GB/sec total bandwidth" (25 GB/s per link per direction)',
+    'NVLink 3 + NVSwitch (A100)': 'NVIDIA A100 Tensor Core GPU architecture whitepaper (2020): 12 third-'
+                                  'generation NVLink links per GPU, 600 GB/s in total (25 GB/s per link per '
+                                  'direction). Every pair of GPUs gets all 300 GB/s per direction only through '
+                                  'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get a fraction',
     '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
 }
 

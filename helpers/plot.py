@@ -71,7 +71,8 @@ def history(histories, title=None, figsize=(8, 3.2)):
 
 
 PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
-                'update': 'tab:green', 'other': 'tab:blue'}
+                'update': 'tab:green', 'other': 'tab:blue',
+                'copy': 'tab:red', 'addition': 'tab:purple'}      # an allreduce's parts (notebook 04)
 
 
 def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
@@ -91,7 +92,7 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
     ax.invert_yaxis()
     ax.set_xlabel('time (ms)')
     if classify:
-        ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.35), ncol=len(seen), frameon=False)
+        ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), frameon=False)   # beside, off the data
     if title:
         ax.set_title(title)
     fig.tight_layout()

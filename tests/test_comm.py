@@ -50,7 +50,7 @@ def test_integer_arrays_are_exact():
 @given(k=st.integers(1, 8), size=st.integers(1, 100))
 def test_bytes_sent_match_the_formulas(k, size):
     size = max(size, k)
-    for algorithm, formula in ((allreduce_naive, naive_bytes_per_device(k, 4 * size)),
+    for algorithm, formula in ((allreduce_naive, naive_bytes_per_device(k, size, 4)),
                                (allreduce_ring, ring_bytes_per_device(k, size, 4))):
         arrays = [mx.nd.ones(size, ctx=c) for c in CTX[:k]]
         stats = CommStats()
@@ -97,6 +97,10 @@ def test_allreduce_picks_the_ring_for_large_arrays_on_two_or_more_devices(monkey
         allreduce(arrays, send=stats.send)
         assert stats.messages == (2 * k * (k - 1) if ring else 2 * (k - 1))
         assert all(a[-1].asscalar() == sum(range(k)) for a in arrays)
+    monkeypatch.setitem(comm.RING_MIN_ELEMENTS, 'cpu', None)      # None: never the ring (GPUs)
+    stats = CommStats()
+    allreduce([mx.nd.ones((10 ** 6,), ctx=c) for c in CTX[:3]], send=stats.send)
+    assert stats.messages == 2 * (3 - 1)
 
 
 def test_cost_models():
