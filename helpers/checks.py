@@ -119,19 +119,27 @@ def shards(n, k, ws):
         weights(ws, k)
 
 
-def batch(data, devs, ws=None):
+def batch(data, devs, ws, shard_bounds):
     """What ``split_and_load`` cuts (notebook 03): an NDArray, a list of distinct devices, valid
-    weights, and no device left without an example (MXNet cannot copy an empty array, and a device
-    with nothing to do is almost always a bug)."""
-    from helpers.split import shard_sizes
+    weights, and a cut that gives every device at least one example.
+
+    The cut is the one ``shard_bounds(n, k, ws)`` makes: the caller passes its own function, so that
+    a reader who edits notebook 03's ``shard_sizes`` or ``shard_bounds`` cell changes what is refused.
+    MXNet cannot copy an empty array, and a device with nothing to do is almost always a bug.
+    """
     if not isinstance(data, mx.nd.NDArray):
         raise TypeError(f'split_and_load cuts an NDArray, got {type(data).__name__} '
                         '(convert with mx.nd.array(...) first)')
     devs = devices(devs)
-    sizes = shard_sizes(len(data), len(devs), ws)
+    n, k = len(data), len(devs)
+    if ws is not None:
+        weights(ws, k)
+    sizes = [end - begin for begin, end in shard_bounds(n, k, ws)]
+    if len(sizes) != k or sum(sizes) != n or min(sizes) < 0:
+        raise ValueError(f'shard_bounds cut a batch of {n} for {k} devices into shards of {sizes}: '
+                         f'need {k} shards, none negative, adding up to {n}')
     if 0 in sizes:
-        n = len(data)
-        raise ValueError(f'cannot give each of {len(devs)} devices a part of a batch of {n} '
+        raise ValueError(f'cannot give each of {k} devices a part of a batch of {n} '
                          f'example{"s" * (n != 1)}: the shard sizes would be {sizes}, and a device '
                          'would get no example. Use a larger batch or fewer devices, and give no '
                          'device a weight of 0')

@@ -14,6 +14,7 @@ its output says what it ran on. With a single device (a 1-GPU machine) nothing i
 summed: the notebooks still run and say so.
 """
 import os
+import re
 
 import mxnet as mx
 
@@ -40,11 +41,11 @@ def forced_standins():
     value = os.environ.get(FORCE_ENV, '').strip().lower()
     if not value:
         return None
-    kind, _, count = value.partition(':')
-    if kind != 'cpu' or (count and not count.isdigit()) or count == '0':
+    match = re.fullmatch(r'cpu(?::([0-9]+))?', value)          # 'cpu' or 'cpu:' + ASCII digits
+    if not match or (match[1] is not None and int(match[1]) == 0):   # 'cpu:0' and 'cpu:00' alike
         raise ValueError(f'{FORCE_ENV}={value!r}: expected "cpu" (two CPU stand-ins) or "cpu:k" '
                          '(k >= 1 stand-ins), e.g. MXDP_DEVICES=cpu:4')
-    return int(count) if count else DEFAULT_STANDINS
+    return DEFAULT_STANDINS if match[1] is None else int(match[1])
 
 
 def get_devices(k=None):

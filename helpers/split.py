@@ -43,7 +43,7 @@ def shard_bounds(n, k, weights=None):
 def split_and_load(data, devices, weights=None):
     """Cut ``data`` along its first axis into one shard per device and copy each shard to its
     device (notebook 03)."""
-    checks.batch(data, devices, weights)
+    checks.batch(data, devices, weights, shard_bounds)    # judges the cut that shard_bounds makes
     bounds = shard_bounds(len(data), len(devices), weights)
     return [data[begin:end].as_in_context(d) for (begin, end), d in zip(bounds, devices)]
 

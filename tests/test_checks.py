@@ -51,3 +51,19 @@ def test_replicas_must_live_on_their_devices():
         checks.replicas([good[0], good[0]], devs)
     with pytest.raises(TypeError, match='not an NDArray'):
         checks.replicas([[np.ones(2)], good[1]], devs)
+
+
+def test_a_batch_is_judged_by_the_cut_it_is_given():
+    """checks.batch judges the cut of the shard_bounds passed to it (notebook 03: an edited
+    shard_sizes cell changes what split_and_load refuses)."""
+    data, devs = mx.nd.arange(10), [mx.cpu(0), mx.cpu(1)]
+    checks.batch(data, devs, None, lambda n, k, ws: [(0, 5), (5, 10)])
+    with pytest.raises(ValueError, match=r'would be \[10, 0\].*no example'):
+        checks.batch(data, devs, [100, 1], lambda n, k, ws: [(0, 10), (10, 10)])
+    for bad_cut in ([(0, 4), (4, 9)], [(0, 10)], [(0, 6), (6, 5)]):     # loses, merges, negative
+        with pytest.raises(ValueError, match='adding up to 10'):
+            checks.batch(data, devs, None, lambda n, k, ws: bad_cut)
+    with pytest.raises(TypeError, match='NDArray'):
+        checks.batch(np.arange(10), devs, None, lambda n, k, ws: [(0, 5), (5, 10)])
+    with pytest.raises(ValueError, match='one weight per device'):
+        checks.batch(data, devs, [1], lambda n, k, ws: [(0, 5), (5, 10)])

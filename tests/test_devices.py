@@ -19,7 +19,7 @@ def test_default_is_every_gpu_or_two_stand_ins(no_override):
         assert ds == [mx.cpu(0), mx.cpu(1)]
 
 
-@pytest.mark.parametrize('value, k', [('cpu', 2), ('cpu:1', 1), ('cpu:4', 4), (' CPU:8 ', 8)])
+@pytest.mark.parametrize('value, k', [('cpu', 2), ('cpu:1', 1), ('cpu:4', 4), (' CPU:8 ', 8), ('cpu:03', 3)])
 def test_the_environment_variable_sets_k_and_forces_stand_ins(monkeypatch, value, k):
     monkeypatch.setenv(devices.FORCE_ENV, value)
     assert devices.get_devices() == [mx.cpu(i) for i in range(k)]
@@ -27,7 +27,8 @@ def test_the_environment_variable_sets_k_and_forces_stand_ins(monkeypatch, value
     assert f'{devices.FORCE_ENV}=' in devices.describe(devices.get_devices())
 
 
-@pytest.mark.parametrize('value', ['gpu', 'cpu:0', 'cpu:x', 'cpu:-1', '4'])
+@pytest.mark.parametrize('value', ['gpu', 'cpu:0', 'cpu:00', 'cpu:', 'cpu:x', 'cpu:-1', 'cpu:2.5', 'cpu:²',
+                                   'cpu:4:4', '4'])
 def test_a_malformed_override_is_a_value_error_naming_the_variable(monkeypatch, value):
     monkeypatch.setenv(devices.FORCE_ENV, value)
     with pytest.raises(ValueError, match=devices.FORCE_ENV):

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from mxnet.gluon.utils import split_and_load as gluon_split_and_load
 
+from helpers import split
 from helpers.split import shard_bounds, shard_sizes, split_and_load, split_batch
 
 CTX = [mx.cpu(i) for i in range(8)]
@@ -15,23 +16,38 @@ def _data(n, rest=(3,)):
     return mx.nd.array(np.arange(n * int(np.prod(rest))).reshape((n,) + rest))
 
 
-@FAST
-@given(n=st.integers(1, 40), k=st.integers(1, 8))
-def test_same_shards_as_gluon_uneven_split(n, k):
-    """Ours == gluon.utils.split_and_load(even_split=False) wherever every device gets an example;
-    with a divisible batch also == Gluon's default (even_split=True)."""
-    data, ctx = _data(n), CTX[:k]
-    if n < k:
-        with pytest.raises(ValueError, match='no example'):
-            split_and_load(data, ctx)
-        return
-    ours = split_and_load(data, ctx)
-    for even in ([False, True] if n % k == 0 else [False]):
-        theirs = gluon_split_and_load(data, ctx, even_split=even)
-        assert len(ours) == len(theirs) == k
-        for a, b, c in zip(ours, theirs, ctx):
-            assert a.context == b.context == c and a.shape == b.shape
-            np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+def test_same_shards_as_gluon_uneven_split():
+    """Ours == gluon.utils.split_and_load(even_split=False) wherever every device gets an example,
+    for every batch size n from 1 to 40 on every k from 1 to 8 devices (all 320 pairs); with a
+    divisible batch also == Gluon's default (even_split=True); with n < k ours refuses."""
+    checked = 0
+    for n in range(1, 41):
+        for k in range(1, 9):
+            data, ctx = _data(n), CTX[:k]
+            if n < k:
+                with pytest.raises(ValueError, match='no example'):
+                    split_and_load(data, ctx)
+                checked += 1
+                continue
+            ours = split_and_load(data, ctx)
+            for even in ([False, True] if n % k == 0 else [False]):
+                theirs = gluon_split_and_load(data, ctx, even_split=even)
+                assert len(ours) == len(theirs) == k, (n, k, even)
+                for a, b, c in zip(ours, theirs, ctx):
+                    assert a.context == b.context == c and a.shape == b.shape, (n, k, even)
+                    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+            checked += 1
+    assert checked == 40 * 8
+
+
+def test_the_guard_judges_the_cut_split_and_load_makes(monkeypatch):
+    """An edited rule reaches the guard (notebook 03, exercise 1): split_and_load's guard checks the
+    cut its shard_bounds makes, so a rule that gives every positive weight an example is accepted."""
+    data = _data(10)
+    with pytest.raises(ValueError, match=r'\[10, 0\]'):
+        split_and_load(data, CTX[:2], [100, 1])
+    monkeypatch.setattr(split, 'shard_sizes', lambda n, k, weights=None: [n - k + 1] + [1] * (k - 1))
+    assert [len(s) for s in split_and_load(data, CTX[:2], [100, 1])] == [9, 1]
 
 
 @FAST
