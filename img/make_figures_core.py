@@ -176,7 +176,7 @@ def ring_steps(k=4):
 
 def naive_vs_ring(k=4):
     """Two panels: the naive allreduce (everyone to device 0 and back) and the ring (each device to
-    its right neighbour), with the bytes each device sends for an array of N bytes."""
+    its right neighbour). No byte counts: notebook 04 asks the reader to predict them."""
     import math
     from matplotlib.lines import Line2D
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2))
@@ -203,16 +203,15 @@ def naive_vs_ring(k=4):
     ax.legend(handles=[Line2D([], [], color=COLORS[3], lw=2, label='1. reduce: arrays to device 0'),
                        Line2D([], [], color=COLORS[0], lw=2, label='2. broadcast: the sum back')],
               loc='upper center', bbox_to_anchor=(0.5, 1.0), ncol=1, fontsize=11, frameon=False)
-    ax.text(0, -2.55, f'device 0 receives {k - 1}N and sends {k - 1}N,\none after the other; '
-            'the others send N', ha='center', fontsize=12)
+    ax.text(0, -2.55, 'every array passes through device 0:\nfirst in, then out', ha='center', fontsize=12)
     ax = axes[1]
     ax.set_title('ring: each device sends to its right neighbour', fontsize=13)
     devices(ax)
     for d in range(k):
         (x, y), (x1, y1) = pos[d], pos[(d + 1) % k]
         arrow(ax, x, y, x1, y1, color=COLORS[2], rad=-0.25, lw=1.8, shrink=24)
-    ax.text(0, -2.55, f'2(k-1) = {2 * (k - 1)} steps; in each, every device sends\none chunk of N/k at the same time: '
-            f'2(k-1)/k N = {2 * (k - 1) / k:g}N each', ha='center', fontsize=12)
+    ax.text(0, -2.55, f'2(k-1) = {2 * (k - 1)} steps; in each, every device\ncan send one chunk of N/k at the same time',
+            ha='center', fontsize=12)
     save(fig, 'dp-naive-vs-ring.svg')
 
 
