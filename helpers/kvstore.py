@@ -20,7 +20,7 @@ import mxnet as mx
 from mxnet import nd
 
 from helpers import checks
-from helpers.profile import trace
+from helpers.profile import trace, traceable
 from helpers.timing import time_it
 
 __all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'store_memory',
@@ -54,16 +54,15 @@ def reduce_owners(sizes, devices):
     store, push one array per device for every key, and return per key the index in ``devices`` of
     the device whose engine lane ran the sum (``ElementwiseSum``), read from MXNet's profiler.
     Needs at least two devices: with one, MXNet sums nothing (``Reduce`` returns the pushed array).
-    MXNet's profiler has a lane for ``cpu(i)`` only while ``i`` < the number of cores + 2
-    (``Profiler::DeviceCount``, src/profiler/profiler.h) and aborts the process beyond: such
-    stand-ins are refused here."""
+    MXNet's profiler shows ``cpu(i)`` only while ``i`` < the number of cores (+ 2 on a build without
+    CUDA): :func:`helpers.profile.traceable`; other stand-ins are refused here."""
     devices = checks.devices(devices)
     if len(devices) < 2:
         raise ValueError('reduce_owners needs at least two devices: with one, nothing is summed')
-    lanes = len(os.sched_getaffinity(0)) + 2 if hasattr(os, 'sched_getaffinity') else os.cpu_count() + 2
-    if any(d.device_type == 'cpu' and d.device_id >= lanes for d in devices):
-        raise ValueError(f"MXNet's profiler cannot trace cpu({lanes}) or beyond on this machine "
-                         f'({lanes - 2} cores): use fewer CPU stand-ins')
+    shown = traceable(devices)
+    if len(shown) < len(devices):
+        raise ValueError(f"MXNet's profiler cannot show {devices[len(shown)]} on this machine: use fewer "
+                         'CPU stand-ins (helpers.profile.traceable)')
     sizes = [checks.whole(s, 'a key size', 1) for s in sizes]
     kv = mx.kv.create('device')
     for key, n in enumerate(sizes):

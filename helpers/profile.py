@@ -9,6 +9,7 @@ into the parts of a data-parallel step (forward, backward, communication, update
 with :func:`helpers.plot.timeline`.
 """
 import collections
+import functools
 import json
 import os
 import tempfile
@@ -24,15 +25,31 @@ Span.__doc__ = 'One operator the engine ran: device, name, start and end in ms (
 _LANES = {}   # profiler pid -> lane name; MXNet names its lanes only in the first dump of a process
 
 
+def _cores():
+    """The processor cores this process may run on: MXNet's profiler has one CPU lane per core."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_build():
+    """Whether this MXNet was built with CUDA. Its profiler then has 32 GPU lanes, however many GPUs
+    are visible (``kMaxNumGpus`` in ``Profiler::Profiler``, src/profiler/profiler.cc); without CUDA,
+    none."""
+    return mx.runtime.Features().is_enabled('CUDA')
+
+
 def _device(pid):
     """The context of a profiler lane. The profiler has one CPU lane per processor core, then the
     GPU lanes, then 'cpu pinned' and 'cpu shared' (``Profiler::DeviceIndex``,
     src/profiler/profiler.h): a CPU context whose id is beyond the number of cores lands on a lane
-    named for something else. Without GPU lanes that can only be ``cpu(pid)``."""
+    named for something else. On a build without CUDA (no GPU lanes) the last two lanes can only be
+    ``cpu(pid)``; on a CUDA build they are pinned and shared host memory."""
     name = _LANES.get(pid, '')
     if name.startswith(('cpu/', 'gpu/')):
         return name.replace('/', '(') + ')'
-    return f'cpu({pid})' if not any(n.startswith('gpu/') for n in _LANES.values()) else None
+    if _cuda_build():
+        return {'cpu pinned/': 'cpu_pinned(0)', 'cpu shared/': 'cpu_shared(0)'}.get(name)
+    return f'cpu({pid})'
 
 
 def _events(text):
@@ -45,13 +62,14 @@ def _events(text):
 
 
 def traceable(devices):
-    """The first of ``devices`` that MXNet's profiler can show (notebooks 01, 05): every GPU, and
-    CPU contexts up to one per processor core (plus two more on a build without GPUs, whose ops land
-    on the lanes MXNet names 'cpu pinned' and 'cpu shared'). Profiling an operator on a CPU context
-    beyond that aborts the process in MXNet 1.9.1 (``Profiler::DeviceIndex``, src/profiler/profiler.h,
-    indexes past the lanes it allocated), so a notebook traces only these."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
-    lanes = cores + (0 if mx.context.num_gpus() else 2)
+    """The first of ``devices`` that MXNet's profiler can show under their own name (notebooks 01,
+    05): every GPU, and CPU contexts up to one per processor core, plus two more on a build without
+    CUDA, whose operators land on the lanes MXNet names 'cpu pinned' and 'cpu shared'. Beyond that,
+    in MXNet 1.9.1 (``Profiler::DeviceIndex``, src/profiler/profiler.h), a CPU context's operators
+    land on a GPU's lane on a CUDA build, even one with no visible GPU, and would be shown as that
+    GPU's; without CUDA they index past the lanes, and the profiler aborts the process
+    (``CHECK_LT(idx, DeviceCount())``, same file). So a notebook traces only these."""
+    lanes = _cores() + (0 if _cuda_build() else 2)
     shown = []
     for d in devices:
         if d.device_type == 'cpu' and d.device_id >= lanes:
@@ -87,7 +105,8 @@ def trace(fn, *args, **kwargs):
                 spans.append((_device(e['pid']), e['name'], begun.pop(key), e['ts']))
     spans = [s for s in spans if s[1] != 'DeleteVariable']     # the engine freeing memory
     t0 = min((s[2] for s in spans), default=0)
-    return result, sorted(Span(d, n, (b - t0) / 1e3, (e - t0) / 1e3) for d, n, b, e in spans)
+    spans = [Span(d, n, (b - t0) / 1e3, (e - t0) / 1e3) for d, n, b, e in spans]
+    return result, sorted(spans, key=lambda s: (s.start, s.end, s.device, s.name))
 
 
 def phase(name):
@@ -109,6 +128,9 @@ def phase(name):
     Names cannot tell every use apart: the loss's negation is a ``_mul_scalar`` too (counted as
     update), and a residual connection's ``Y + X`` a ``broadcast_add``. The scratch LeNet step of
     notebook 05 has no addition in its forward pass; its one negation per device takes microseconds.
+    A hybridized network's forward pass in training, unless ``static_alloc``, is pushed in bulks named
+    ``ImperativeBulk`` too (``CachedOp::Forward`` sets the engine's bulk size,
+    src/imperative/cached_op.cc), so it counts as backward: add the two for such a network.
     """
     lowered = name.lower()
     if lowered.startswith('_backward') or lowered in ('imperativebulk', 'setvalueop'):

@@ -210,8 +210,8 @@ def naive_vs_ring(k=4):
     for d in range(k):
         (x, y), (x1, y1) = pos[d], pos[(d + 1) % k]
         arrow(ax, x, y, x1, y1, color=COLORS[2], rad=-0.25, lw=1.8, shrink=24)
-    ax.text(0, -2.55, f'2(k-1) = {2 * (k - 1)} steps; in each, every device\ncan send one chunk of N/k at the same time',
-            ha='center', fontsize=12)
+    ax.text(0, -2.55, f'2(k-1) = {2 * (k - 1)} steps; in each, every device\n'
+            'can send one chunk of N/k at the same time', ha='center', fontsize=12)
     save(fig, 'dp-naive-vs-ring.svg')
 
 

@@ -1,6 +1,5 @@
 """helpers.kvstore (notebook 07): where the device store sums each key, what a store holds per key,
 push sums, 2-bit compression with error feedback."""
-import os
 
 import numpy as np
 import mxnet as mx
@@ -10,13 +9,14 @@ from mxnet import gluon
 
 from helpers import kvstore as kvs
 from helpers.models import lenet
+from helpers.profile import traceable
 from helpers.train import train_batch
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
 
 
-# MXNet's profiler has lanes for cpu(0) ... cpu(cores + 1) only (helpers.kvstore.reduce_owners)
-PROFILER_STANDINS = min(4, (len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()) + 2)
+# the stand-ins MXNet's profiler can show (helpers.profile.traceable), at most 4
+PROFILER_STANDINS = len(traceable([mx.cpu(i) for i in range(4)]))
 
 
 @settings(max_examples=20, deadline=None)
@@ -51,6 +51,8 @@ def test_bad_arguments():
         kvs.merge_buffer_owners([10], 0)
     with pytest.raises(ValueError):
         kvs.reduce_owners([10], [mx.cpu(0)])
+    with pytest.raises(ValueError, match='cannot show'):        # beyond the profiler's lanes
+        kvs.reduce_owners([10], [mx.cpu(0), mx.cpu(1), mx.cpu(len(traceable([mx.cpu(i) for i in range(99)])))])
     with pytest.raises(ValueError):
         kvs.pushpull_seconds('dist_sync', DEVICES, 10)
     with pytest.raises(ValueError):

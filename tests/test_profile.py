@@ -1,0 +1,51 @@
+"""helpers.profile (notebooks 01, 05): which devices the profiler can show, and under which name.
+
+MXNet 1.9.1's profiler keeps one lane per processor core, then 32 GPU lanes on a CUDA build (none
+without CUDA), then 'cpu pinned' and 'cpu shared' (``Profiler::Profiler``, src/profiler/profiler.cc;
+``Profiler::DeviceIndex``, src/profiler/profiler.h). This machine's build has no CUDA, so the CUDA
+layout is checked with the build flag and the lane names patched."""
+import mxnet as mx
+import pytest
+from mxnet import nd
+
+from helpers import profile
+
+CORES = 2
+
+
+def _cuda_lanes():
+    names = [f'cpu/{i}' for i in range(CORES)] + [f'gpu/{i}' for i in range(32)]
+    return dict(enumerate(names + ['cpu pinned/', 'cpu shared/']))
+
+
+@pytest.mark.parametrize('cuda, gpus', [(False, 0), (True, 0), (True, 2)])
+def test_traceable_keeps_only_cpu_contexts_with_a_lane_of_their_own(monkeypatch, cuda, gpus):
+    monkeypatch.setattr(profile, '_cores', lambda: CORES)
+    monkeypatch.setattr(profile, '_cuda_build', lambda: cuda)
+    cpus = [mx.cpu(i) for i in range(CORES + 4)]
+    lanes = CORES if cuda else CORES + 2          # without CUDA: the 'cpu pinned' and 'cpu shared' lanes
+    assert profile.traceable(cpus) == cpus[:lanes]
+    gpu_list = [mx.gpu(i) for i in range(gpus)]
+    assert profile.traceable(gpu_list) == gpu_list
+
+
+def test_lanes_are_named_as_contexts_on_a_cuda_build(monkeypatch):
+    monkeypatch.setattr(profile, '_cuda_build', lambda: True)
+    monkeypatch.setattr(profile, '_LANES', _cuda_lanes())
+    assert [profile._device(p) for p in (0, 1, CORES, CORES + 31)] == ['cpu(0)', 'cpu(1)', 'gpu(0)', 'gpu(31)']
+    assert [profile._device(CORES + 32), profile._device(CORES + 33)] == ['cpu_pinned(0)', 'cpu_shared(0)']
+
+
+def test_without_cuda_the_last_two_lanes_are_cpu_stand_ins(monkeypatch):
+    monkeypatch.setattr(profile, '_cuda_build', lambda: False)
+    names = [f'cpu/{i}' for i in range(CORES)] + ['cpu pinned/', 'cpu shared/']
+    monkeypatch.setattr(profile, '_LANES', dict(enumerate(names)))
+    assert [profile._device(p) for p in range(CORES + 2)] == [f'cpu({i})' for i in range(CORES + 2)]
+
+
+def test_trace_names_the_device_every_operator_ran_on():
+    devices = profile.traceable([mx.cpu(i) for i in range(4)])
+    xs = [nd.ones((50, 50), ctx=d) for d in devices]
+    _, spans = profile.trace(lambda: [nd.dot(x, x) for x in xs])
+    assert sorted(s.device for s in spans if s.name == 'dot') == sorted(str(d) for d in devices)
+    assert profile._cuda_build() == mx.runtime.Features().is_enabled('CUDA')
