@@ -151,10 +151,11 @@ def measure_pushpull(sizes, rates, compression=False, steps=3, timeout=180, echo
     """Run a ``dist_sync`` parameter server across two network namespaces and time push + pull
     (notebook 09). "Machine" a holds the scheduler, the server and worker 0; "machine" b holds
     worker 1; a veth joins them. For each rate in ``rates`` (bit/s; None: no cap) each worker caps
-    its own machine's side of the veth, then times ``steps`` steps (after one untimed) for every
-    size in ``sizes`` (float32 values per key). Returns the :class:`PushPullResult` of worker 1,
-    whose every byte crosses the veth. Every namespace and process is gone when it returns or
-    raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
+    its own machine's side of the veth, then, for every size in ``sizes`` (float32 values per key),
+    times ``steps`` steps (after one untimed) if the cap alone makes a step last half a second or
+    more, else 10 times as many: short steps vary more, and cost little to repeat. Returns the
+    :class:`PushPullResult` of worker 1, whose every byte crosses the veth. Every namespace and
+    process is gone when it returns or raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
     from helpers import dist, netns
     sizes = [checks.whole(s, 'size', 1) for s in sizes]
     rates = [None if r is None else checks.positive(r, 'rate') for r in rates]
@@ -198,7 +199,8 @@ def _pushpull_main(argv):
         kv._barrier()                    # both machines run at the new rate
         for key, size in enumerate(sizes):
             grad, weight = mx.nd.full(size, 0.7), mx.nd.zeros(size)
-            steps = args.steps if size >= 2**18 else 10 * args.steps    # small: cheap, noisier
+            long = rate is not None and 8 * 4 * size / rate >= 0.5      # seconds at the cap alone
+            steps = args.steps if long else 10 * args.steps              # short: cheap, noisier
             seconds, before = [], None
             for i in range(steps + 1):                # the first step is not timed
                 if i == 1:

@@ -196,9 +196,24 @@ def _session_processes(sid):
     return found
 
 
-def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path):
+def test_ssh_commands_refuse_host_names_without_an_interface():
+    """ps-lite binds DMLC_NODE_HOST, which the ssh launcher sets to the host-file entry; MXNet's
+    libzmq 4.2.2 cannot bind a host name. Addresses, or names with an interface, are accepted."""
+    with pytest.raises(ValueError, match='not an IPv4 address'):
+        dist.ssh_commands(['10.0.0.1', 'node2'], ['--epochs', '1'])
+    plain = dist.ssh_commands(['10.0.0.1', '10.0.0.2:2222 slots=2'], ['--epochs', '1'])
+    assert 'DMLC_NODE_HOST' not in plain['launch'] and plain['check'][1].startswith('ssh -p 2222 10.0.0.2 ')
+    named = dist.ssh_commands(['node1', 'node2'], ['--epochs', '1'], interface='eth0')
+    assert ' env -u DMLC_NODE_HOST DMLC_INTERFACE=eth0 ' in named['launch']
+
+
+@pytest.mark.parametrize('hosts, interface', [(['127.0.0.1', '127.0.0.1'], None),
+                                              (['localhost', 'localhost'], 'lo')])
+def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interface):
     """notebook 08's cluster commands, run with ssh replaced by a local, empty-environment shell:
-    the venv's python is named, PS_VERBOSE reaches the workers, the data is found, both ranks train."""
+    the venv's python is named, PS_VERBOSE reaches the workers, the data is found, both ranks train.
+    With host names (``localhost``) the servers and workers bind the interface's address: the
+    launcher's DMLC_NODE_HOST=localhost would make every bind fail (libzmq 4.2.2)."""
     bindir, out = tmp_path / 'bin', tmp_path / 'out'
     bindir.mkdir()
     out.mkdir()
@@ -206,11 +221,11 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path):
     (bindir / 'ssh').chmod(0o755)
     args = ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '400', '--n-test', '100',
             '--batch-size', '50', '--out', str(out)]
-    cmds = dist.ssh_commands(['127.0.0.1', '127.0.0.1'], args, num_servers=1,
-                             hostfile=str(tmp_path / 'hosts'), env={'PS_VERBOSE': 1})
+    cmds = dist.ssh_commands(hosts, args, num_servers=1, hostfile=str(tmp_path / 'hosts'),
+                             interface=interface, env={'PS_VERBOSE': 1})
     (tmp_path / 'hosts').write_text(cmds['hosts'] + '\n')
     env = dict(os.environ, PATH=f'{bindir}:{os.environ["PATH"]}', OMP_NUM_THREADS='1')
-    for key in ('PYTHONPATH', 'DMLC_NODE_HOST', 'PS_VERBOSE', 'MXDP_DEVICES'):
+    for key in ('PYTHONPATH', 'DMLC_NODE_HOST', 'DMLC_INTERFACE', 'PS_VERBOSE', 'MXDP_DEVICES'):
         env.pop(key, None)
     for check in cmds['check']:
         done = subprocess.run(check, shell=True, env=env, capture_output=True, text=True, timeout=120)
@@ -229,6 +244,8 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path):
     assert proc.returncode == 0, output[-2000:]
     assert sorted(p.name for p in out.glob('result-rank*.json')) == ['result-rank0.json', 'result-rank1.json']
     assert 'W[' in output, 'PS_VERBOSE did not reach the workers'    # ps-lite's worker log lines
+    binds = [line for line in output.splitlines() if 'Bind to' in line and 'role=scheduler' not in line]
+    assert len(binds) == 3 and all('ip=127.0.0.1,' in line for line in binds), binds  # 1 server, 2 workers
     assert _session_processes(proc.pid) == []
 
 
