@@ -1,7 +1,8 @@
 """The series in a real browser: JupyterLab as `make lab` serves it, a slide deck from `make slides`
 and the HTML book from `make book`, opened in headless Chromium (the system's package, driven by
-Playwright). Every figure must load, the maths must be typeset, and no request may leave the
-machine: each test records every request and fails on any that is not to localhost or a file.
+Playwright). Every figure must load, the maths must be typeset, every slide of every deck must fit a
+1280 x 720 projector (no code line cut, linear navigation, scrolling where needed), and no request may
+leave the machine: each test records every request and fails on any that is not to localhost or a file.
 
 Screenshots go to build/screenshots/ (their paths are printed at the end of the run): look at them,
 a test cannot tell a pretty slide from an ugly one. Skipped, saying why, where Chromium is not
@@ -261,8 +262,24 @@ def _goto_slide_of(page, selector):
     return True
 
 
-def test_slides_open_from_disk_offline_with_figures_and_maths(context):
+@pytest.fixture(scope='module')
+def slides_built():
     _make('slides')
+    return os.path.join(ROOT, 'build', 'slides')
+
+
+def _deck(path):
+    return os.path.join(ROOT, 'build', 'slides', 'notebooks', os.path.basename(path)[:-len('.ipynb')] + '.slides.html')
+
+
+def _open_deck(page, path, where=''):
+    """Open the deck of notebook ``path`` and wait until its maths is typeset and its images loaded."""
+    page.goto('file://' + _deck(path) + where)
+    page.locator('.reveal.ready.typeset').wait_for()
+    page.wait_for_function('[...document.images].every(img => img.complete)')
+
+
+def test_slides_open_from_disk_offline_with_figures_and_maths(context, slides_built):
     path = showcase()
     stem = os.path.basename(path)[:-len('.ipynb')]
     md, png = _figures(path, deck=True)
@@ -298,6 +315,119 @@ def test_slides_open_from_disk_offline_with_figures_and_maths(context):
     traffic.check()
 
 
+def test_right_arrow_space_and_pagedown_walk_every_slide(context, slides_built):
+    """Navigation is linear: the keys a lecturer (or a clicker) uses for "next" all go down into the
+    sub-slides of a slide, where reveal.js's default moves right and skips them."""
+    page = context.new_page()
+    _open_deck(page, showcase())
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    # a slide with sub-slides, and no fragment on its first one (a key press would show that first)
+    h = page.evaluate("""() => Reveal.getHorizontalSlides().findIndex(s => {
+        const subs = s.querySelectorAll(':scope > section');
+        return subs.length > 1 && !subs[0].querySelector('.fragment'); })""")
+    assert h >= 0, 'the showcase deck has no sub-slides'
+    for key in ('ArrowRight', 'Space', 'PageDown'):
+        page.evaluate('h => Reveal.slide(h, 0)', h)
+        page.keyboard.press(key)
+        page.wait_for_function('h => Reveal.getIndices().h === h && Reveal.getIndices().v === 1', arg=h,
+                               timeout=5_000)
+    page.keyboard.press('ArrowLeft')
+    page.wait_for_function('h => Reveal.getIndices().h === h && Reveal.getIndices().v === 0', arg=h, timeout=5_000)
+
+
+FIT = r"""() => {
+    const H = Reveal.getConfig().height, out = {stuck: [], cut: [], wrapped: [], midword: [], cramped: [], small: []};
+    const wordBreaks = pre => {       // line breaks between two letters or digits
+        let n = 0, top = null, prev = '\n';
+        const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT), range = document.createRange();
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (let i = 0; i < node.data.length; i++) {
+                const ch = node.data[i];
+                if (ch !== '\n') {
+                    range.setStart(node, i); range.setEnd(node, i + 1);
+                    const rect = range.getClientRects()[0];
+                    if (rect) {
+                        if (top !== null && rect.top > top + 2 && /\w/.test(prev) && /\w/.test(ch)) n++;
+                        top = rect.top;
+                    }
+                }
+                prev = ch;
+            }
+        }
+        return n;
+    };
+    const check = label => {
+        const slide = Reveal.getCurrentSlide(), full = slide.scrollHeight >= H - 2;
+        if (slide.scrollHeight > H + 1 && getComputedStyle(slide).overflowY !== 'auto') out.stuck.push(label);
+        slide.querySelectorAll('pre').forEach(pre => {
+            const text = pre.textContent.replace(/\n$/, ''), first = [label, text.split('\n')[0].slice(0, 60)];
+            const style = getComputedStyle(pre);
+            if (pre.scrollWidth > pre.clientWidth + 1) out.cut.push(first);
+            const lines = Math.round((pre.scrollHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom))
+                                     / parseFloat(style.lineHeight));
+            if (lines > text.split('\n').length) {
+                if (pre.closest('.jp-InputArea-editor')) out.wrapped.push(first);
+                else if (wordBreaks(pre)) out.midword.push(first);
+            }
+            const scrolls = pre.scrollHeight > pre.clientHeight + 2;
+            if (pre.closest('.jp-OutputArea-output') && scrolls && !full) out.cramped.push(first);
+        });
+        slide.querySelectorAll('.jp-RenderedMarkdown img[src$=".svg"]').forEach(img => {
+            const narrow = img.offsetWidth < img.closest('p, li, figure, div').clientWidth - 2;
+            if (narrow && !full) out.small.push([label, img.getAttribute('src')]);
+        });
+    };
+    check('#/0/0 as the deck opens');
+    for (const slide of Reveal.getSlides()) {
+        const {h, v} = Reveal.getIndices(slide);
+        Reveal.slide(h, v);
+        check(`#/${h}/${v}`);
+    }
+    const count = selector => document.querySelectorAll(selector).length;
+    return Object.assign(out, {slides: Reveal.getTotalSlides(), notes: count('aside.notes'),
+        notesMaths: count('aside.notes math'),
+        notesMathJax: count('aside.notes .MathJax_CHTML, aside.notes script[type^="math/tex"]')});
+}"""
+
+
+def test_every_slide_of_every_deck_fits_a_projector(browser, slides_built):
+    """Every slide of every deck at 1280 x 720, as a projector shows it: no code line is cut or
+    wrapped, no output breaks a word, an output scrolls in its box and a diagram stays narrower than
+    the slide only when the slide is full, a slide taller than the screen scrolls (the first one too,
+    before any key press), and the speaker notes carry their maths as MathML (typeset by the notes
+    window's browser) rather than MathJax's HTML (shown twice there)."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    traffic = Traffic(context)
+    page = context.new_page()
+    problems, total = {}, 0
+    for path in NUMBERED:
+        _open_deck(page, path)
+        result = page.evaluate(FIT)
+        total += result.pop('slides')
+        notes, maths, mathjax = result.pop('notes'), result.pop('notesMaths'), result.pop('notesMathJax')
+        nb = nbformat.read(path, as_version=4)
+        if any('notes' in c.metadata.get('tags', []) and re.search(r'\$[^$\n]+\$', c.source) for c in nb.cells):
+            result['notes without MathML'] = [] if maths else [f'{notes} notes, no <math>']
+        result['MathJax output in notes'] = [mathjax] if mathjax else []
+        for kind, where in result.items():
+            if where:
+                problems.setdefault(os.path.basename(path)[:2], {})[kind] = where
+    print(f'{total} slides checked at 1280 x 720')
+    _open_deck(page, showcase())
+    page.evaluate("""() => {     // the slide with the longest code line
+        const pres = [...document.querySelectorAll('.jp-InputArea-editor pre')];
+        const width = pre => Math.max(...pre.textContent.split('\\n').map(line => line.length));
+        const widest = pres.reduce((a, b) => width(b) > width(a) ? b : a);
+        const {h, v} = Reveal.getIndices(widest.closest('section'));
+        Reveal.configure({transition: 'none'});
+        Reveal.slide(h, v); }""")
+    page.wait_for_timeout(300)
+    _shoot(page, 'slides-projector.png')
+    context.close()
+    traffic.check()
+    assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)
+
+
 # --- the book -----------------------------------------------------------------------------------
 
 def test_book_has_contents_figures_and_maths_offline(context):
@@ -323,6 +453,11 @@ def test_book_has_contents_figures_and_maths_offline(context):
     images = _images_loaded(page, 'article img')
     assert len(images) >= md + png, f'expected {md} diagrams and {png} figures, found {images}'
     assert all(width > 0 for _, width in images), f'images that did not load: {images}'
+    article = page.locator('article').inner_text()
+    for cell in nbformat.read(path, as_version=4).cells:        # speaker notes are for the decks only
+        if 'notes' in cell.metadata.get('tags', []):
+            phrase = max(re.findall(r'[A-Za-z][A-Za-z ,]{20,}', cell.source), key=len)
+            assert phrase not in article, f'speaker notes in the book: {phrase!r}'
     page.locator('article img').first.scroll_into_view_if_needed()
     _shoot(page, 'book-notebook-figure.png')
     if _has_maths(path):

@@ -121,3 +121,45 @@ def test_cli_check_reports_drift_and_writes_nothing(tmp_path, capsys):
     nbformat.write(nb, str(contents))
     assert slides.main([str(contents)]) == 0
     assert 'left alone' in capsys.readouterr().out and 'slideshow' not in contents.read_text()
+
+
+def test_hide_input_cells_count_only_their_outputs():
+    def plot():
+        return _code('\n'.join(['plt.plot(x)'] * 18), out_lines=3, tags=['slide-hide-input'])
+    assert slides.height(plot()) == 3.5                        # the outputs, not the 18 lines of code
+    assert slides.height(_code('\n'.join(['plt.plot(x)'] * 18), out_lines=3)) == 18 + 1 + 3.5
+    nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('## S'), _code('\n'.join(['x'] * 8)), plot(),
+                                _md('Some text.\n\n**Predict:** what?'), plot()])
+    assert slides.slide_types(nb) == ['slide', 'slide', '-', '-', '-', 'fragment']   # all on one slide
+
+
+def _deck_html(tmp_path, cells):
+    import build_slides
+    nb = v4.new_notebook(cells=cells)
+    slides.apply(nb)
+    path = tmp_path / '00-t.ipynb'
+    nbformat.write(nb, str(path))
+    body, _ = build_slides.exporter().from_notebook_node(
+        build_slides.deck_notebook(str(path), decks=set()), resources={'metadata': {'name': '00 · T'}})
+    return body
+
+
+def test_deck_shows_outputs_of_hide_input_cells_without_their_code_and_no_prompts(tmp_path):
+    plot = _code('make_the_figure()', tags=['slide-hide-input'])
+    plot.outputs = [v4.new_output('stream', name='stdout', text='the figure\n')]
+    plot.execution_count = 7
+    shown = _code('shown_code()')
+    shown.outputs = [v4.new_output('execute_result', data={'text/plain': '42'}, execution_count=8)]
+    shown.execution_count = 8
+    body = _deck_html(tmp_path, [_md('# 00 · T'), plot, shown])
+    assert 'the figure' in body and 'make_the_figure' not in body
+    assert 'shown_code' in body and '42' in body
+    assert 'In&nbsp;[' not in body and 'Out[8]' not in body      # the code box gets the slide's width
+    assert "navigationMode: 'linear'" in body                      # →, Space and PageDown: every slide
+
+
+def test_book_drops_navigation_cells_and_speaker_notes():
+    import build_book
+    nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('[next](01-x.ipynb)', tags=['nav']),
+                                _md('Say this, do not show it.', tags=['notes']), _code('x = 1', tags=['slide-skip'])])
+    assert [c.source for c in build_book.for_book(nb).cells] == ['# 00 · T', 'x = 1']

@@ -6,7 +6,8 @@ The book shows the committed, executed notebooks; nothing is executed. Its landi
 contents notebook (notebooks/contents.ipynb, written by tools/navigation.py; made on the fly with
 the same code if it is not there yet), then every numbered notebook in order, then the worked
 solutions as a part of their own. Navigation cells (tag ``nav``) are dropped: the book has its own
-previous/next links and sidebar.
+previous/next links and sidebar. So are speaker notes (markdown cells tagged ``notes``, the
+lecturer's notes of the decks): the book is for students.
 
 The sources are staged in build/book-src/ with the same layout as the repository (notebooks/,
 notebooks/solutions/, img/), so ``../img/*.svg`` resolves as it does in JupyterLab. The book loads
@@ -65,8 +66,12 @@ def contents():
     return nb
 
 
-def _without_nav(nb):
-    nb.cells = [c for c in nb.cells if 'nav' not in c.metadata.get('tags', [])]
+DROPPED_TAGS = {'nav', 'notes'}     # navigation cells, speaker notes
+
+
+def for_book(nb):
+    """``nb`` without its navigation cells and speaker notes."""
+    nb.cells = [c for c in nb.cells if not DROPPED_TAGS & set(c.metadata.get('tags', []))]
     return nb
 
 
@@ -90,8 +95,8 @@ def stage(src=SRC):
     shutil.rmtree(src, ignore_errors=True)
     os.makedirs(os.path.join(src, 'notebooks', 'solutions'))
     for path in numbered() + solutions():
-        nbformat.write(_without_nav(nbformat.read(path, as_version=4)), os.path.join(src, os.path.relpath(path, ROOT)))
-    nbformat.write(_without_nav(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
+        nbformat.write(for_book(nbformat.read(path, as_version=4)), os.path.join(src, os.path.relpath(path, ROOT)))
+    nbformat.write(for_book(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
     shutil.copytree(os.path.join(ROOT, 'img'), os.path.join(src, 'img'),
                     ignore=shutil.ignore_patterns('*.py', '__pycache__'))
     shutil.copyfile(os.path.join(HERE, 'book', '_config.yml'), os.path.join(src, '_config.yml'))

@@ -8,8 +8,12 @@ reveal.js, MathJax, require.js and jQuery (pinned in tools/web/package.json, see
 and the diagrams of img/, at the same relative path (``../img/``) as from notebooks/. So the folder
 works from a ``file://`` URL, copied to a USB stick, with no network at all.
 
-In the deck (not in the notebooks): navigation cells (tag ``nav``) are dropped, and links between
-notebooks point to the decks.
+In the deck (not in the notebooks): navigation cells (tag ``nav``) are dropped, links between
+notebooks point to the decks, a code cell tagged ``slide-hide-input`` shows its outputs without its
+code (a plotting cell: the figure, not the plotting code), and code cells have no ``In [n]:`` prompt
+(the code box gets the slide's full width). How a deck fits a screen (code font, long outputs,
+diagrams, scrolling, linear navigation, maths in the speaker notes) is in its template,
+tools/web/templates/reveal-offline/index.html.j2.
 """
 import html
 import os
@@ -52,6 +56,9 @@ def exporter():
     c.HTMLExporter.require_js_url = '../assets/require.js'
     c.HTMLExporter.jquery_url = '../assets/jquery.min.js'
     c.HTMLExporter.exclude_anchor_links = True
+    c.TemplateExporter.exclude_input_prompt = True      # the code box gets the prompts' 110 px
+    c.TemplateExporter.exclude_output_prompt = True
+    c.TagRemovePreprocessor.remove_input_tags = {slides.HIDE_INPUT}
     c.TemplateExporter.extra_template_basedirs = [os.path.join(HERE, 'web', 'templates')]
     c.TemplateExporter.template_name = 'reveal-offline'
     return SlidesExporter(config=c)
@@ -104,9 +111,9 @@ offline, from a <code>file://</code> URL.</p>
 <ol start="0" class="decks">
 {items}
 </ol>
-<p><kbd>→</kbd>/<kbd>Space</kbd> next, <kbd>↓</kbd> the slides below the current one, <kbd>Esc</kbd>
-overview, <kbd>S</kbd> speaker notes (a second window), <kbd>F</kbd> full screen. A slide taller than
-the screen scrolls; so does a long output.</p>
+<p><kbd>→</kbd>, <kbd>Space</kbd>, <kbd>PageDown</kbd> or <kbd>↓</kbd> next (every slide, in order),
+<kbd>←</kbd> or <kbd>↑</kbd> back, <kbd>Esc</kbd> overview, <kbd>S</kbd> speaker notes (a second window),
+<kbd>F</kbd> full screen. A slide taller than the screen scrolls; so does an output taller than its slide.</p>
 </body></html>
 """
 

@@ -10,6 +10,9 @@ Rules, in order (the first that applies decides a cell's slide type):
 1. a cell tagged ``nav`` (written by tools/navigation.py) gets no slide metadata: the deck builder
    drops navigation cells, and tools/navigation.py rewrites them from scratch;
 2. tagged ``slide-skip`` (code kept for completeness): ``skip``;
+   (a code cell tagged ``slide-hide-input`` is on its slide like any cell, but the deck shows only
+   its outputs -- a plotting cell shows its figure, not the plotting code -- so only its outputs
+   count towards the slide's height; the deck builder drops the code)
 3. tagged ``notes`` (markdown for the lecturer): ``notes``, the speaker notes of the slide it is on;
 4. the first cell, and a markdown cell starting with a ``#`` or ``##`` heading: a new ``slide``;
    ``###``: a ``subslide`` (reveal.js shows subslides below their slide). A heading in the middle
@@ -17,7 +20,7 @@ Rules, in order (the first that applies decides a cell's slide type):
    there (:func:`split_at_headings`), and this tool counts only the last part towards the next cell;
 5. a cell that would not fit on the current (sub)slide any more -- its height estimated in lines
    of text from its source and its stored outputs (:func:`height`) -- starts a ``subslide``; a cell
-   taller than a slide gets one to itself (the deck scrolls it, and shrinks long outputs);
+   taller than a slide gets one to itself (the deck scrolls it; a long output scrolls in its box);
 6. the cell right after a markdown cell that ends with a ``**Predict...**`` prompt is a
    ``fragment``: it (and what follows it on the slide) appears on the next key press, after the
    audience has answered;
@@ -42,14 +45,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = os.path.join(ROOT, 'notebooks')
 NAME = re.compile(r'\d\d-[^/]+\.ipynb$')
 
-NAV, SKIP, NOTES = 'nav', 'slide-skip', 'notes'
+NAV, SKIP, NOTES, HIDE_INPUT = 'nav', 'slide-skip', 'notes', 'slide-hide-input'
 # A slide is 960 x 700 px (nbconvert's reveal template) at a 20 px font: about 24 lines of text.
 SLIDE_LINES = 24
 CHARS_PER_LINE = 80      # prose wraps at about this many characters
-OUTPUT_LINES = 14        # the deck shows at most this many lines of one output, then scrolls
+OUTPUT_LINES = 14        # the deck shows at least this many lines of an output (more if its slide has room)
 LINE_PX = 28             # height of a line of text on a slide, for images
 SLIDE_WIDTH_PX = 860     # wider images are scaled down to this width
-DIAGRAM_LINES = 13       # a markdown image (an img/*.svg diagram, at most 320 px high on a slide)
+DIAGRAM_LINES = 13       # a markdown image (an img/*.svg diagram): 320 px high, more if its slide has room
 HEADING_CHARS = 45       # a heading (twice the height of a line) wraps at about this many characters
 
 
@@ -107,11 +110,15 @@ def output_lines(output):
 
 
 def height(cell):
-    """Estimated height of a cell on a slide, in lines of text."""
+    """Estimated height of a cell on a slide, in lines of text (a code cell tagged
+    ``slide-hide-input``: its outputs only)."""
     if cell.cell_type == 'markdown':
         return _markdown_lines(cell.source)
     if cell.cell_type == 'code':
-        return _text_lines(cell.source) + 1 + sum(output_lines(o) + 0.5 for o in cell.get('outputs', []))
+        outputs = sum(output_lines(o) + 0.5 for o in cell.get('outputs', []))
+        if HIDE_INPUT in cell.get('metadata', {}).get('tags', []):
+            return outputs
+        return _text_lines(cell.source) + 1 + outputs
     return 0
 
 
