@@ -4,6 +4,8 @@
   ``device`` store (``CommDevice::InitMergeBuffer``, src/kvstore/comm.h, MXNet 1.9.1);
 - :func:`reduce_owners` -- the same question asked of MXNet itself: the device whose engine lane
   ran each key's sum, read from MXNet's profiler;
+- :func:`updates_on_store` -- whether Gluon, left to choose, updates the weights on the store:
+  MXNet's own rule, asked with parameters of given sizes and no memory;
 - :func:`store_memory` -- host memory a store allocates per key, in arrays' worth, measured in a
   fresh process so that nothing else moves the resident set;
 - :func:`pushpull_seconds` -- median time of one ``push`` (one array per device) plus ``pull``;
@@ -14,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import mxnet as mx
@@ -23,8 +26,8 @@ from helpers import checks
 from helpers.profile import trace, traceable
 from helpers.timing import time_it
 
-__all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'store_memory',
-           'pushpull_seconds', 'compressed_pushes']
+__all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'updates_on_store',
+           'store_memory', 'pushpull_seconds', 'compressed_pushes']
 
 STORE_TYPES = ('local', 'device')
 # What can be added to a store in store_memory: an optimizer on the store, or 2-bit compression.
@@ -76,6 +79,22 @@ def reduce_owners(sizes, devices):
             raise RuntimeError(f'key {key}: expected one ElementwiseSum, the profiler saw {summed}')
         owners.append([str(d) for d in devices].index(summed.pop()))
     return owners
+
+
+def updates_on_store(kv_type, num_devices, sizes):
+    """Whether Gluon's ``Trainer``, given a store named ``kv_type`` and no ``update_on_kvstore``,
+    updates dense weights on the store, for ``num_devices`` devices and parameters of ``sizes``
+    elements (notebook 07). The answer is MXNet's own: ``_create_kvstore`` (python/mxnet/model.py,
+    MXNet 1.9.1), which the ``Trainer`` asks (``Trainer._init_kvstore``). That function reads
+    only each parameter's ``.shape``, so it gets stand-ins with a shape and no memory: VGG-16's
+    sizes cost nothing. It creates the store it decides about and reads ``MXNET_UPDATE_ON_KVSTORE``."""
+    num_devices = checks.whole(num_devices, 'num_devices', 1)
+    params = {f'p{i}': types.SimpleNamespace(shape=(checks.whole(n, 'a parameter size', 1),))
+              for i, n in enumerate(sizes)}
+    if not params:
+        raise ValueError('updates_on_store needs at least one parameter size')
+    _, on_store = mx.model._create_kvstore(kv_type, num_devices, params)
+    return on_store
 
 
 def _measure_memory(cases, k, size):

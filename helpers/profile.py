@@ -6,7 +6,8 @@ the engine executes), waits for the engine, and returns one :class:`Span` per op
 it ran on (the profiler keeps one lane per context, ``cpu/0``, ``cpu/1``, ``gpu/0``, ...), its name,
 and its start and end in milliseconds from the first operator. :func:`phase` sorts an operator
 into the parts of a data-parallel step (forward, backward, communication, update) for plotting
-with :func:`helpers.plot.timeline`.
+with :func:`helpers.plot.timeline`. :func:`busy` and :func:`overlap` measure a trace: how long each
+device ran operators, and how long two or more devices ran them at the same time.
 """
 import collections
 import functools
@@ -16,7 +17,9 @@ import tempfile
 
 import mxnet as mx
 
-__all__ = ['Span', 'traceable', 'trace', 'phase']
+from helpers import checks
+
+__all__ = ['Span', 'traceable', 'trace', 'phase', 'busy', 'overlap']
 
 Span = collections.namedtuple('Span', 'device name start end')
 Span.__doc__ = 'One operator the engine ran: device, name, start and end in ms (notebooks 01, 05).'
@@ -142,3 +145,42 @@ def phase(name):
                                           'elemwise_sub', '_minus', '_minus_scalar'):
         return 'update'
     return 'forward'
+
+
+def _busy_intervals(spans):
+    """``{device: [(start, end), ...]}``: the times each device ran at least one operator, as
+    disjoint intervals sorted by start (overlapping or touching spans of one device merged)."""
+    per_device = collections.defaultdict(list)
+    for s in spans:
+        per_device[s.device].append((s.start, s.end))
+    merged = {}
+    for device, intervals in sorted(per_device.items()):
+        out = []
+        for start, end in sorted(intervals):
+            if out and start <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], end)
+            else:
+                out.append([start, end])
+        merged[device] = [tuple(i) for i in out]
+    return merged
+
+
+def busy(spans):
+    """Milliseconds during which each device ran at least one operator, ``{device: ms}``, from the
+    spans of :func:`trace` (notebook 05): operators of one device that overlap count once."""
+    return {d: sum(end - start for start, end in intervals) for d, intervals in _busy_intervals(spans).items()}
+
+
+def overlap(spans, at_least=2):
+    """Milliseconds during which ``at_least`` devices or more ran an operator at the same time, from
+    the spans of :func:`trace` (notebook 05: do the devices' lanes overlap, or take turns? and its
+    solutions, exercise 4). 0 for lanes that only take turns; spans that merely touch do not count."""
+    at_least = checks.whole(at_least, 'at_least', 1)
+    edges = sorted((t, step) for intervals in _busy_intervals(spans).values()
+                   for start, end in intervals for t, step in ((start, 1), (end, -1)))
+    total, running, last = 0.0, 0, None         # at equal times an end (-1) sorts before a start
+    for t, step in edges:
+        if running >= at_least:
+            total += t - last
+        running, last = running + step, t
+    return total

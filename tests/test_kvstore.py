@@ -122,3 +122,27 @@ def test_the_store_sums_the_whole_batch_gradient_however_it_was_split():
     loss_weighted, weighted = _one_step([3, 1])
     assert np.isclose(loss_even, loss_weighted, rtol=1e-5)
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(even, weighted))
+
+
+def test_updates_on_store_follows_the_16_m_rule_for_local_only(monkeypatch):
+    monkeypatch.delenv('MXNET_UPDATE_ON_KVSTORE', raising=False)
+    assert kvs.updates_on_store('local', 4, [2 ** 24, 10])            # exactly 2**24: still on the store
+    assert not kvs.updates_on_store('local', 4, [2 ** 24 + 1, 10])    # more: on the devices
+    assert kvs.updates_on_store('device', 4, [2 ** 27])               # only the name 'local' counts
+    assert not kvs.updates_on_store('device', 1, [10])                # one device: no store at all
+    monkeypatch.setenv('MXNET_UPDATE_ON_KVSTORE', '0')
+    assert not kvs.updates_on_store('device', 4, [10])
+    with pytest.raises(ValueError):
+        kvs.updates_on_store('local', 4, [])
+    with pytest.raises(ValueError):
+        kvs.updates_on_store('local', 0, [10])
+
+
+@pytest.mark.parametrize('size', [10, 2 ** 24 + 1])
+def test_updates_on_store_is_the_choice_of_gluons_trainer(size):
+    # a real Trainer on two devices, left to choose, with one parameter of this size
+    param = gluon.Parameter('w', shape=(size,))
+    param.initialize(ctx=DEVICES)
+    trainer = gluon.Trainer([param], 'sgd', {'learning_rate': 0.1}, kvstore='local')
+    trainer._init_kvstore()
+    assert trainer._update_on_kvstore == kvs.updates_on_store('local', len(DEVICES), [size]) == (size <= 2 ** 24)

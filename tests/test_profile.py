@@ -1,11 +1,14 @@
-"""helpers.profile (notebooks 01, 05): which devices the profiler can show, and under which name.
+"""helpers.profile (notebooks 01, 05): which devices the profiler can show, and under which name;
+how long devices were busy, and busy at the same time.
 
 MXNet 1.9.1's profiler keeps one lane per processor core, then 32 GPU lanes on a CUDA build (none
 without CUDA), then 'cpu pinned' and 'cpu shared' (``Profiler::Profiler``, src/profiler/profiler.cc;
 ``Profiler::DeviceIndex``, src/profiler/profiler.h). This machine's build has no CUDA, so the CUDA
 layout is checked with the build flag and the lane names patched."""
 import mxnet as mx
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from mxnet import nd
 
 from helpers import profile
@@ -49,3 +52,37 @@ def test_trace_names_the_device_every_operator_ran_on():
     _, spans = profile.trace(lambda: [nd.dot(x, x) for x in xs])
     assert sorted(s.device for s in spans if s.name == 'dot') == sorted(str(d) for d in devices)
     assert profile._cuda_build() == mx.runtime.Features().is_enabled('CUDA')
+
+
+def _spans(*triples):
+    return [profile.Span(device, 'op', start, end) for device, start, end in triples]
+
+
+def test_busy_merges_the_spans_of_each_device():
+    spans = _spans(('cpu(0)', 0, 2), ('cpu(0)', 1, 3), ('cpu(0)', 5, 6), ('cpu(1)', 2, 4))
+    assert profile.busy(spans) == {'cpu(0)': 4, 'cpu(1)': 2}
+    assert profile.busy([]) == {}
+
+
+def test_overlap_counts_only_time_when_enough_devices_run_at_once():
+    spans = _spans(('cpu(0)', 0, 4), ('cpu(1)', 1, 2), ('cpu(1)', 3, 6), ('cpu(2)', 3.5, 5))
+    assert profile.overlap(spans) == 1 + 1 + 1          # [1, 2], [3, 4], then cpu(1) with cpu(2) [4, 5]
+    assert profile.overlap(spans, at_least=3) == 0.5     # [3.5, 4]
+    assert profile.overlap(spans, at_least=1) == 6
+    assert profile.overlap(_spans(('cpu(0)', 0, 1), ('cpu(1)', 1, 2))) == 0     # touching: taking turns
+    assert profile.overlap(_spans(('cpu(0)', 0, 2), ('cpu(0)', 1, 3))) == 0     # one device with itself
+    with pytest.raises(ValueError):
+        profile.overlap(spans, at_least=0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(['cpu(0)', 'cpu(1)', 'cpu(2)']), st.integers(0, 40),
+                          st.integers(1, 10)), max_size=12), st.integers(1, 3))
+def test_overlap_is_what_a_fine_grid_counts(triples, at_least):
+    # notebook 05's first version: sample the time on a grid and count the busy devices at every tick
+    spans = _spans(*[(d, start, start + length) for d, start, length in triples])
+    grid = np.arange(0, 51, 0.25) + 0.125              # integer span ends: ticks between them are exact
+    busy = [np.any([(s.start <= grid) & (grid < s.end) for s in spans if s.device == d] or [grid < 0], axis=0)
+            for d in ('cpu(0)', 'cpu(1)', 'cpu(2)')]
+    assert profile.overlap(spans, at_least) == 0.25 * (np.sum(busy, axis=0) >= at_least).sum()
+    assert sum(profile.busy(spans).values()) == 0.25 * np.sum(busy)
