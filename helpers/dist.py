@@ -26,7 +26,7 @@ directory, which is what :meth:`Job.poll` reads. A *placement* (``place=``) can 
 network namespace of its own, at an address of its own (notebook 08 measures traffic that way).
 
 The one compatibility fix MXNet 1.9.1's launcher needs on Python >= 3.9 lives in
-:func:`_launcher_main`, nowhere else. This module deliberately does not import ``mxnet``.
+:func:`_patch_launcher`, nowhere else. This module deliberately does not import ``mxnet``.
 """
 import os
 import sys
@@ -35,6 +35,7 @@ if __name__ == '__main__' and sys.path and os.path.abspath(sys.path[0]) == os.pa
         os.path.abspath(__file__)):
     sys.path.pop(0)  # run as a script: helpers/ itself must not shadow standard modules
 
+import contextlib
 import json
 import numbers
 import queue
@@ -47,7 +48,8 @@ import threading
 import time
 
 __all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'job_processes',
-           'launcher_path', 'two_hosts', 'run_side_by_side', 'ssh_commands', 'LOOPBACK']
+           'launcher_path', 'try_launcher', 'two_hosts', 'two_machines', 'run_side_by_side',
+           'ssh_commands', 'LOOPBACK']
 
 LOOPBACK = '127.0.0.1'
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
@@ -107,31 +109,52 @@ def launcher_path():
 
 
 # --------------------------------------------------------------------------- the launcher, fixed
-def _launcher_main(argv):
-    """Run MXNet's ``tools/launch.py`` with ``argv``, after the one compatibility fix it needs.
-
-    WHY: MXNet 1.9.1 bundles a dmlc_tracker whose ``PSTracker.join`` and ``alive`` call
-    ``threading.Thread.isAlive()`` (dmlc_tracker/tracker.py), which Python 3.9 removed (it has been
-    ``is_alive()`` since Python 2.6). So ``python -m mxnet.tools.launch`` crashes on every Python this
-    series supports (3.9-3.12) as soon as the job starts. We restore the old name here, in the
-    launcher's process only, instead of patching site-packages.
-
-    Also, in ``--launcher local`` mode the tracker announces as the scheduler's address the one the
-    host name resolves to, or, if that is a loopback address, the address of the interface holding
-    the default route (``get_host_ip``, dmlc_tracker/tracker.py); a local job has no reason to leave
-    the machine, so that address is
-    pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
-    """
-    if not hasattr(threading.Thread, 'isAlive'):
+# WHY the launcher needs a patch. MXNet 1.9.1 bundles a dmlc_tracker whose ``PSTracker.join`` and
+# ``alive`` call ``threading.Thread.isAlive()`` (dmlc_tracker/tracker.py), which Python 3.9 removed
+# (it has been ``is_alive()`` since Python 2.6). So ``python -m mxnet.tools.launch`` crashes on every
+# Python this series supports (3.9-3.12) as soon as the job starts. We restore the old name in the
+# launcher's process only, instead of patching site-packages. Also, in ``--launcher local`` mode the
+# tracker announces as the scheduler's address the one the host name resolves to, or, if that is a
+# loopback address, the address of the interface holding the default route (``get_host_ip``,
+# dmlc_tracker/tracker.py); a local job has no reason to leave the machine, so that address is
+# pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
+def _patch_launcher(argv):
+    """The fix MXNet 1.9.1's launcher needs, applied in the launcher's process (notebook 08)."""
+    if not hasattr(threading.Thread, 'isAlive'):       # gone in Python 3.9; dmlc_tracker calls it
         threading.Thread.isAlive = threading.Thread.is_alive
-    if 'local' in argv:
+    if 'local' in argv:                                # a local job: the scheduler at 127.0.0.1
         from dmlc_tracker import tracker
         root = os.environ.get(ROOT_URI_ENV, LOOPBACK)
         tracker.get_host_ip = lambda host_ip=None: root
+
+
+def _launcher_main(argv):
+    """Run MXNet's ``tools/launch.py`` with ``argv``, unchanged, after :func:`_patch_launcher`."""
+    _patch_launcher(argv)
     import runpy
     path = launcher_path()
     sys.argv = [path] + list(argv)
     runpy.run_path(path, run_name='__main__')
+
+
+def try_launcher(args, patched=True, timeout=60):
+    """Run MXNet's launcher with ``args`` (``launch.py``'s arguments) in a process of its own, as
+    shipped (``patched=False``) or after :func:`_patch_launcher`, and wait for it (notebook 08).
+    Returns ``(exit status, last line of its error output)``. Whatever happens, the launcher and
+    everything it started are killed before this returns or raises (``TimeoutExpired``)."""
+    command = ([sys.executable, _HERE, 'launch'] if patched else [sys.executable, launcher_path()])
+    proc = subprocess.Popen(command + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)     # the launcher leads its own process group
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    lines = err.strip().splitlines()
+    return proc.returncode, lines[-1] if lines else ''
 
 
 # --------------------------------------------------------------------------- the node shim
@@ -492,6 +515,20 @@ def two_hosts(net, num_workers, num_servers=1):
     return place, link
 
 
+@contextlib.contextmanager
+def two_machines(num_workers, num_servers=1):
+    """``with two_machines(2) as place: run_local_job(..., place=place)`` (notebook 08): the
+    placement of :func:`two_hosts` on network namespaces that exist for the ``with`` block only, or
+    ``None`` where this machine cannot make them (``helpers.netns.available``): the job then runs
+    on the loopback interface, and its traffic is not measured."""
+    from helpers import netns
+    if not netns.available()[0]:
+        yield None
+        return
+    with netns.Network() as net:
+        yield two_hosts(net, num_workers, num_servers)[0]
+
+
 def run_side_by_side(jobs, timeout=300, failures='raise', isolate=True):
     """Run several jobs at once, each on :func:`two_hosts` of its own, and measure the traffic
     between its workers and its servers (notebook 08). ``jobs`` maps a name to ``(command,
@@ -505,7 +542,6 @@ def run_side_by_side(jobs, timeout=300, failures='raise', isolate=True):
     :class:`DistJobError` after every job was stopped (``failures='raise'``), or is recorded as
     ``{'error': DistJobError}`` while the others go on (``failures='return'``). Every process and
     namespace is removed however the call ends."""
-    import contextlib
     from helpers import netns
     if failures not in ('raise', 'return'):
         raise ValueError(f"failures must be 'raise' or 'return', got {failures!r}")

@@ -37,14 +37,14 @@ from helpers.models import lenet
 from helpers.split import shard_bounds
 from helpers.train import evaluate_accuracy, train_batch
 
-__all__ = ['KVSTORES', 'parse_args', 'worker_devices', 'my_shard', 'steps_per_epoch',
-           'train_worker', 'network_bytes', 'traffic_per_step', 'push_then_pull', 'main']
+__all__ = ['KVSTORES', 'parse_args', 'command', 'read_results', 'plot_timelines', 'worker_devices',
+           'my_shard', 'steps_per_epoch', 'train_worker', 'network_bytes', 'traffic_per_step',
+           'push_then_pull', 'main']
 
 KVSTORES = ('dist_sync', 'dist_device_sync', 'dist_async')
 
 
-def parse_args(argv=None):
-    """The script's command line (notebook 08)."""
+def _parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--kvstore', default='dist_sync', choices=KVSTORES)
     p.add_argument('--epochs', type=int, default=2)
@@ -61,12 +61,64 @@ def parse_args(argv=None):
     p.add_argument('--slow-rank', type=int, default=-1, help='only this rank sleeps (default: all)')
     p.add_argument('--compression', type=float, default=0.0,
                    help='2-bit gradient compression with this threshold (0: none)')
+    p.add_argument('--trainer-pushpull', action='store_true',
+                   help="with --compression, keep the Trainer's pushpull (MXNet 1.9.1 refuses it)")
     p.add_argument('--out', default='', help='directory for per-rank results')
+    return p
+
+
+def parse_args(argv=None):
+    """The script's command line (notebook 08)."""
+    p = _parser()
     args = p.parse_args(argv)
     for name in ('epochs', 'batch_size', 'n_train', 'n_test', 'devices_per_worker'):
         if getattr(args, name) < 1:
             p.error(f'--{name.replace("_", "-")} must be >= 1')
     return args
+
+
+def command(module='helpers.dist_train', **options):
+    """The command line that runs this script (or ``module``, a copy of it) with ``options``, one per
+    command-line option (notebook 08): ``command(kvstore='dist_async', lr=0.3, out=d)`` is
+    ``[python, '-m', 'helpers.dist_train', '--kvstore', 'dist_async', '--lr', '0.3', '--out', d]``,
+    and ``trainer_pushpull=True`` a flag without a value. An unknown option raises TypeError."""
+    actions = {a.dest: a for a in _parser()._actions if a.dest != 'help'}
+    cmd = [sys.executable, '-m', module]
+    for name, value in options.items():
+        if name not in actions:
+            raise TypeError(f'unknown option {name!r}: expected one of {", ".join(sorted(actions))}')
+        flag = actions[name].option_strings[0]
+        if actions[name].nargs == 0:                   # a flag: present or not
+            cmd += [flag] if value else []
+        else:
+            cmd += [flag, str(value)]
+    return cmd
+
+
+def read_results(out, num_workers=2):
+    """The result dicts (see the module's docstring) that the ``num_workers`` workers of a run wrote
+    to the directory ``out``, in rank order (notebook 08)."""
+    results = []
+    for r in range(num_workers):
+        with open(os.path.join(out, f'result-rank{r}.json')) as f:
+            results.append(json.load(f))
+    return sorted(results, key=lambda result: result['rank'])
+
+
+# Figures read on a projector: no text smaller than 12 pt on a figure at most 8 inches wide.
+_SLIDE_FONTS = {'font.size': 13, 'axes.titlesize': 13, 'axes.labelsize': 13, 'legend.fontsize': 12,
+                'xtick.labelsize': 12, 'ytick.labelsize': 12}
+
+
+def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
+    """Steps done against time, one panel per run, one line per worker (notebook 08: ``dist_sync``
+    beside ``dist_async``). ``runs`` maps a panel title to the run's result dicts
+    (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow."""
+    from helpers import plot         # here: the processes of a job need no matplotlib
+    panels = {title: {f"rank {r['rank']}" + (' (slow)' if r['rank'] == slow_rank else ''): r['stamps']
+                      for r in results} for title, results in runs.items()}
+    with plot.plt.rc_context(_SLIDE_FONTS):
+        plot.step_timelines(panels, figsize=figsize)
 
 
 def worker_devices(index, count):
@@ -94,13 +146,9 @@ def steps_per_epoch(n_train, num_workers, batch_size):
 
 
 def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_step=None):
-    """One worker's training (notebook 08): notebook 06's step, ``train_batch``, on this worker's
-    shard ``(X, y)``, ``steps`` steps per epoch. The servers add the gradients of all workers, so
-    the Trainer divides by the global batch: ``rescale_grad = 1 / num_workers`` times ``1 / batch``.
-    ``on_step(net, losses)`` is called after every step, once its new weights have arrived (do not
-    read gradients there: with one CPU device, the dist store receives the new weights into the
-    gradient buffer itself, src/kvstore/kvstore_dist.h, PushPullImpl, ``comm_buf = merged`` when the
-    merged array is on the CPU; on a GPU it uses a separate host buffer)."""
+    """One worker's training (notebook 08): notebook 06's step on its shard ``(X, y)``, ``steps``
+    steps per epoch, divided by the global batch (the servers add every worker's gradients);
+    ``on_step(net, losses)`` runs after each step, once its new weights are here (:class:`_Recorder`)."""
     net = lenet(devices, seed)                          # the same initial weights on every worker
     trainer = gluon.Trainer(net.collect_params(), 'sgd',
                             {'learning_rate': lr, 'rescale_grad': 1 / kv.num_workers}, kvstore=kv)
@@ -140,7 +188,11 @@ def traffic_per_step(result):
 
 class _Recorder:
     """The bookkeeping of :func:`main`, kept out of the training loop: per-step time stamps,
-    network byte counters and losses, the weights after the first step, an optional delay."""
+    network byte counters and losses, the weights after the first step, an optional delay.
+
+    It reads weights, never gradients: with one CPU device, the dist store receives the new weights
+    into the gradient buffer itself (src/kvstore/kvstore_dist.h, ``PushPullImpl``, ``comm_buf =
+    merged`` when the merged array is on the CPU; on a GPU it uses a separate host buffer)."""
 
     def __init__(self, args, rank, out):
         self.stamps, self.net, self.losses = [time.time()], [network_bytes()], []
@@ -179,7 +231,8 @@ def main(argv=None):
     kv = mx.kv.create(args.kvstore)
     if args.compression:
         kv.set_gradient_compression({'type': '2bit', 'threshold': args.compression})
-        push_then_pull(kv)          # the Trainer's pushpull would refuse compression
+        if not args.trainer_pushpull:
+            push_then_pull(kv)      # the Trainer's pushpull would refuse compression
     devices = worker_devices(kv.rank, args.devices_per_worker)
     X, y = load_arrays(train=True)
     n_train = min(args.n_train, len(X))

@@ -174,7 +174,8 @@ def busy(spans):
 def overlap(spans, at_least=2):
     """Milliseconds during which ``at_least`` devices or more ran an operator at the same time, from
     the spans of :func:`trace` (notebook 04: does MXNet run a ring's sends at once? notebook 05: do the
-    devices' lanes overlap, or take turns? and both notebooks' solutions). 0 for lanes that only take turns; spans that merely touch do not count."""
+    devices' lanes overlap, or take turns? and both notebooks' solutions). 0 for lanes that only
+    take turns; spans that merely touch do not count."""
     at_least = checks.whole(at_least, 'at_least', 1)
     edges = sorted((t, step) for intervals in _busy_intervals(spans).values()
                    for start, end in intervals for t, step in ((start, 1), (end, -1)))

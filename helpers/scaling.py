@@ -16,6 +16,7 @@ per epoch against the number of devices, and a parameter server across two netwo
   turns the process into its role; the workers time their steps and print one ``RESULT`` line.
 """
 import argparse
+import itertools
 import json
 import math
 import os
@@ -29,10 +30,25 @@ import mxnet as mx  # in the scheduler and server of a job this line runs the ro
 
 from helpers import checks, costmodel
 
-__all__ = ['RECIPES', 'lr_recipe', 'train_recipe', 'epoch_time', 'FRAME_PAYLOAD', 'pushpull_step',
+__all__ = ['RECIPES', 'WarmUp', 'lr_recipe', 'train_recipe', 'plot_large_batch', 'epoch_time',
+           'plot_speedups', 'FRAME_PAYLOAD', 'pushpull_step', 'reached_link', 'plot_pushpull',
            'measure_pushpull', 'PushPullResult', 'save_results', 'stored_results']
 
 RECIPES = ('fixed', 'linear', 'warmup')
+
+# Figures read on a projector: no text smaller than 12 pt on a figure at most 8 inches wide.
+_SLIDE_FONTS = {'font.size': 13, 'axes.titlesize': 13, 'axes.labelsize': 13, 'legend.fontsize': 12,
+                'xtick.labelsize': 12, 'ytick.labelsize': 12}
+
+
+class WarmUp(mx.lr_scheduler.LRScheduler):
+    """Learning rate ``warmup_begin_lr`` rising linearly to ``base_lr`` over ``warmup_steps``
+    updates, then ``base_lr`` (notebook 09; MXNet's ramp: ``LRScheduler.get_warmup_lr``)."""
+
+    def __call__(self, num_update):
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        return self.base_lr
 
 
 def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
@@ -47,8 +63,7 @@ def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
     lr = base_lr * batch_size / base_batch                  # the linear scaling rule
     if recipe == 'linear' or warmup_steps == 0 or lr <= base_lr:
         return {'learning_rate': lr}
-    ramp = mx.lr_scheduler.FactorScheduler(step=10**9, base_lr=lr, warmup_steps=warmup_steps,
-                                           warmup_begin_lr=base_lr)    # then constant at lr
+    ramp = WarmUp(base_lr=lr, warmup_steps=warmup_steps, warmup_begin_lr=base_lr)
     return {'learning_rate': lr, 'lr_scheduler': ramp}
 
 
@@ -79,6 +94,41 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
             break
     return dict(history, recipe=recipe, batch=batch_size, lr=settings['learning_rate'],
                 steps=len(train_iter), diverged=not math.isfinite(history['loss'][-1]))
+
+
+def plot_large_batch(grid, batch=512):
+    """The figure of the stored large-batch grid (:func:`stored_results`) in notebook 09: test accuracy
+    per epoch of batch 64 and of ``batch`` under each recipe (left), and after the last epoch against
+    the batch size (right). Legends below the axes, off the data."""
+    from helpers import plot         # here: the processes of a job need no matplotlib
+    epochs = range(1, grid['settings']['epochs'] + 1)
+    batches = sorted({r['batch'] for r in grid['runs']})
+    with plot.plt.rc_context(_SLIDE_FONTS):
+        fig, (left, right) = plot.plt.subplots(1, 2, figsize=(8, 4.8))
+        colors = dict(zip(RECIPES, ('tab:blue', 'tab:orange', 'tab:green')))
+        for r in grid['runs']:
+            if r['batch'] in (64, batch):
+                color = 'black' if r['batch'] == 64 else colors[r['recipe']]
+                left.plot(epochs, r['test_acc'], 'o--' if r['batch'] == 64 else 'o-', color=color,
+                          label=f"{r['batch']} {r['recipe']} ({r['lr']:g})")
+        for recipe, marker in zip(RECIPES, 'osv'):
+            runs = [r for r in grid['runs'] if r['recipe'] == recipe or r['batch'] == 64]
+            right.plot([r['batch'] for r in runs], [r['test_acc'][-1] for r in runs], marker + '-',
+                       color=colors[recipe], ms=7, label=recipe)
+        for ax in (left, right):
+            ax.axhline(0.1, color='gray', ls=':', label='chance')
+            ax.set_ylim(0, 1)
+            ax.grid(True, alpha=0.3)
+        left.set(xlabel='epoch', ylabel='test accuracy', xticks=list(epochs),
+                 title=f'batch {batch} and 64, per epoch')
+        right.set_xscale('log', base=2)
+        right.set_xticks(batches, [str(b) for b in batches], rotation=45)
+        right.set(xlabel='global batch size', title=f"after {len(epochs)} epochs")
+        left.legend(title='batch, recipe (rate)', loc='upper center', bbox_to_anchor=(0.5, -0.3),
+                    ncol=2, frameon=False)
+        right.legend(loc='upper center', bbox_to_anchor=(0.5, -0.42), ncol=2, frameon=False)
+        fig.tight_layout()
+        plot.plt.show()
 
 
 def save_results(result, path, start):
@@ -112,6 +162,32 @@ def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
     return steps * (overhead + batch / k * per_example + talk)
 
 
+def plot_speedups(speedup):
+    """The speed-up curves of notebook 09: ``speedup`` maps ``(model, link)`` to the predicted speed-ups
+    at k = 1, 2, ... devices; one panel per model, one line per link, and k itself (ideal). One
+    legend below both panels."""
+    from helpers import plot
+    models = list(dict.fromkeys(model for model, _ in speedup))
+    with plot.plt.rc_context(_SLIDE_FONTS):
+        fig, axes = plot.plt.subplots(1, len(models), figsize=(8, 4.4), sharey=True, squeeze=False)
+        for ax, model in zip(axes[0], models):
+            styles = itertools.cycle(['o-', 's--', '^-.', 'D-'])   # overlapping curves stay visible
+            for (name, link), s in speedup.items():
+                if name == model:
+                    ax.plot(np.arange(1, len(s) + 1), s, next(styles), ms=4, label=link)
+            k = max(len(s) for s in speedup.values())
+            ax.plot([1, k], [1, k], 'k:', label='k (ideal)')
+            ax.set(title=model, xlabel='GPUs k', xscale='log', yscale='log')
+            ax.set_xticks([1, 2, 4, 8, 16], ['1', '2', '4', '8', '16'])
+            ax.set_yticks([0.25, 0.5, 1, 2, 4, 8, 16], ['1/4', '1/2', '1', '2', '4', '8', '16'])
+            ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel('predicted speed-up')
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc='lower center', ncol=3, frameon=False)
+        fig.tight_layout(rect=(0, 0.16, 1, 1))
+        plot.plt.show()
+
+
 # --------------------------------------------------------------------------- the parameter server
 # TCP payload per byte that a rate cap counts: a 1500-byte IP packet carries 1448 bytes of data
 # (20 bytes of IP header, 20 of TCP header, 12 of TCP timestamp option) in a 1514-byte Ethernet frame
@@ -128,6 +204,45 @@ def pushpull_step(nbytes, rate, alpha, compression=False):
     push = nbytes / 16 if compression else nbytes
     goodput = rate / 8 * FRAME_PAYLOAD                  # bytes of data per second
     return 2 * alpha + (push + nbytes) / goodput
+
+
+def reached_link(step, alpha):
+    """The link a measured push + pull ``step`` implies (notebook 09): ``{'alpha': alpha,
+    'bandwidth': bytes per second}``, the rate at which the step's two messages of ``step['nbytes']``
+    each crossed once their latency is taken off: :func:`pushpull_step` solved for the rate."""
+    return {'alpha': alpha, 'bandwidth': 2 * step['nbytes'] / (step['median'] - 2 * alpha)}
+
+
+def _rate(bits_per_second):
+    return f'{bits_per_second / 1e9:g} Gbit/s' if bits_per_second >= 1e9 else f'{bits_per_second / 1e6:g} Mbit/s'
+
+
+def plot_pushpull(rows, labels):
+    """Measured against predicted push + pull steps (notebook 09's figure): one point per row of
+    :func:`measure_pushpull` that has a ``'predicted'`` time, named by ``labels[size]``; colours by
+    cap, shapes by compression; the dotted line is measured = predicted. Legend beside the axes."""
+    from helpers import plot
+    series = [(100e6, False, 'tab:blue'), (100e6, True, 'tab:cyan'), (1e9, False, 'tab:red'),
+              (1e9, True, 'tab:orange')]
+    with plot.plt.rc_context(_SLIDE_FONTS):
+        fig, ax = plot.plt.subplots(figsize=(8, 4.4))
+        for rate, compression, color in series:
+            pts = [r for r in rows if r.get('predicted') and r['size'] > 1
+                   and (r['rate'], r['compression']) == (rate, compression)]
+            ax.plot([r['predicted'] * 1e3 for r in pts], [r['median'] * 1e3 for r in pts],
+                    'o' if compression else 's', color=color, ms=9,
+                    label=f"{_rate(rate)}, {'2-bit' if compression else 'plain'}")
+            for r in pts:                    # plain above the diagonal, 2-bit below it
+                ax.annotate(labels[r['size']], (r['predicted'] * 1e3, r['median'] * 1e3),
+                            ha='left' if compression else 'right', textcoords='offset points',
+                            xytext=(8, -16) if compression else (-8, 4), fontsize=12)
+        ax.plot([1, 3000], [1, 3000], 'k:', label='measured\n= predicted')
+        ax.set(xscale='log', yscale='log', xlabel='predicted step (ms)', ylabel='measured step (ms)',
+               title='dist_sync push + pull across a capped veth')
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1), frameon=False)
+        fig.tight_layout()
+        plot.plt.show()
 
 
 class PushPullResult:

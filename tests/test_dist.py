@@ -5,6 +5,7 @@ Each job test starts scheduler + server + 2 workers with MXNet's launcher (local
 keeps the job tiny, and checks that afterwards no process of the job is left (psutil). Timeouts are
 generous: the machine may be busy; a failure names the process that failed.
 """
+import json
 import os
 import signal
 import socket
@@ -17,7 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
-from helpers import dist
+from helpers import dist, dist_train
 from helpers.dist_train import my_shard, steps_per_epoch
 
 TRAIN = [sys.executable, '-m', 'helpers.dist_train']
@@ -61,6 +62,66 @@ def test_each_worker_reads_its_own_part_of_the_data():
 def test_launcher_is_mxnets_own():
     path = dist.launcher_path()
     assert path.endswith(os.path.join('mxnet', 'tools', 'launch.py')) and os.path.isfile(path)
+
+
+def test_mxnets_launcher_crashes_as_shipped_and_runs_patched():
+    """notebook 08: MXNet 1.9.1's launch.py calls Thread.isAlive, which Python 3.9 removed; the patch
+    in helpers/dist.py (shown by the notebook) restores it. A job whose every process runs `true`."""
+    args = ['-n', '1', '-s', '1', '--launcher', 'local', 'true']
+    status, last = dist.try_launcher(args, patched=False)
+    assert status != 0 and "no attribute 'isAlive'" in last, (status, last)
+    status, last = dist.try_launcher(args)
+    assert status == 0, last
+
+
+def test_try_launcher_kills_everything_on_timeout():
+    marker = '31.4159'                      # a sleep no other process on this machine is running
+    with pytest.raises(subprocess.TimeoutExpired):
+        dist.try_launcher(['-n', '1', '-s', '1', '--launcher', 'local', 'sleep', marker], timeout=3)
+    time.sleep(0.5)
+    left = []
+    for p in psutil.process_iter():
+        try:
+            if marker in p.cmdline() and p.status() != psutil.STATUS_ZOMBIE:
+                left.append(p.pid)
+        except psutil.Error:
+            pass
+    assert left == []
+
+
+def test_command_is_the_scripts_command_line_and_results_come_back_in_rank_order(tmp_path):
+    """notebook 08 builds every run's command from options, and reads the workers' result files."""
+    cmd = dist_train.command(kvstore='dist_async', lr=0.3, out=str(tmp_path), trainer_pushpull=True,
+                             max_steps=30)
+    assert cmd[:3] == [sys.executable, '-m', 'helpers.dist_train']
+    args = dist_train.parse_args(cmd[3:])
+    assert (args.kvstore, args.lr, args.out, args.trainer_pushpull, args.max_steps) == (
+        'dist_async', 0.3, str(tmp_path), True, 30)
+    assert '--trainer-pushpull' not in dist_train.command(trainer_pushpull=False)
+    assert dist_train.command('my_copy', epochs=2)[1:] == ['-m', 'my_copy', '--epochs', '2']
+    with pytest.raises(TypeError, match='unknown option'):
+        dist_train.command(learning_rate=0.1)
+    for file_number, rank in ((0, 1), (1, 0)):     # the launcher's order need not be the ranks'
+        (tmp_path / f'result-rank{file_number}.json').write_text(json.dumps({'rank': rank}))
+    assert [r['rank'] for r in dist_train.read_results(str(tmp_path))] == [0, 1]
+
+
+def test_two_machines_places_a_job_in_namespaces_that_last_the_block(monkeypatch):
+    """notebook 08: ``with dist.two_machines(2) as place`` -- None where namespaces cannot be made."""
+    from helpers import netns
+    with monkeypatch.context() as m:
+        m.setattr(netns, 'available', lambda: (False, 'no root'))
+        with dist.two_machines(2) as place:
+            assert place is None
+    ok, why = netns.available()
+    if not ok:
+        pytest.skip(f'no network namespaces here: {why}')
+    with dist.two_machines(2) as place:
+        assert sorted(place) == ['scheduler', 'server 0', 'worker 0', 'worker 1']
+        spaces = {p['netns'] for p in place.values()}
+        assert len(spaces) == 2 and spaces <= set(netns.namespaces())
+        assert place['worker 0']['host'] == place['worker 1']['host'] != place['scheduler']['host']
+    assert not spaces & set(netns.namespaces())
 
 
 def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path):

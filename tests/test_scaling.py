@@ -49,6 +49,15 @@ def test_warmup_ramps_from_the_base_rate_to_the_scaled_rate_then_stays():
     assert 'lr_scheduler' not in scaling.lr_recipe('warmup', 1024, 0)
 
 
+def test_warmup_is_mxnets_ramp_then_a_constant_rate():
+    """notebook 09's WarmUp gives, update by update, the rates of MXNet's FactorScheduler with the
+    same warm-up and a step it never reaches (what the stored grid was trained with)."""
+    ours = scaling.WarmUp(base_lr=1.6, warmup_steps=12, warmup_begin_lr=0.1)
+    theirs = mx.lr_scheduler.FactorScheduler(step=10**9, base_lr=1.6, warmup_steps=12, warmup_begin_lr=0.1)
+    assert [ours(u) for u in range(50)] == [theirs(u) for u in range(50)]
+    assert ours(0) == 0.1 and ours(12) == ours(10**6) == 1.6
+
+
 def test_unknown_recipe_is_refused():
     with pytest.raises(ValueError, match='recipe'):
         scaling.lr_recipe('sqrt', 256, 10)
@@ -110,6 +119,13 @@ def test_pushpull_prediction():
     assert plain == pytest.approx(2 * alpha + 2 * n / goodput)
     assert packed == pytest.approx(2 * alpha + (n / 16 + n) / goodput)
     assert 1.8 < plain / packed < 1.9                          # 2 / (1 + 1/16) = 1.88 for large n
+
+
+def test_reached_link_is_the_prediction_solved_for_the_rate():
+    n, rate, alpha = 4 * 2_621_440, 1e9, 2e-4
+    step = {'nbytes': n, 'median': scaling.pushpull_step(n, rate, alpha)}   # push and pull, n bytes each
+    link = scaling.reached_link(step, alpha)
+    assert link['alpha'] == alpha and link['bandwidth'] == pytest.approx(rate / 8 * scaling.FRAME_PAYLOAD)
 
 
 # --------------------------------------------------------------------------- the real network
