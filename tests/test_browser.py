@@ -372,6 +372,10 @@ FIT = r"""() => {
             const scrolls = pre.scrollHeight > pre.clientHeight + 2;
             if (pre.closest('.jp-OutputArea-output') && scrolls && !full) out.cramped.push(first);
         });
+        slide.querySelectorAll('.jp-OutputArea-output').forEach(box => {   // clipped by its area
+            if (box.getBoundingClientRect().right > box.parentElement.getBoundingClientRect().right + 1)
+                out.cut.push([label, 'an output box wider than its output area']);
+        });
         slide.querySelectorAll('.jp-RenderedMarkdown img[src$=".svg"]').forEach(img => {
             const narrow = img.offsetWidth < img.closest('p, li, figure, div').clientWidth - 2;
             if (narrow && !full) out.small.push([label, img.getAttribute('src')]);
