@@ -10,7 +10,8 @@ the gradient size, under several rate caps, with and without 2-bit compression.
 Sizes (float32 values): 1 (the latency alpha), 61,706 (LeNet), 2,621,440 (10 MiB), 11,183,626
 (``helpers.models.resnet18``, width 64). Rates: none (the machine's own speed), 100 Mbit/s, 1 Gbit/s.
 Each row is worker 1's median over ``--steps`` timed steps (10 times as many where the cap alone
-keeps a step under 0.5 s), with the bytes per step the kernel counted on its side of the veth, next
+keeps one message under 0.5 s; the stored JSON predates that rule: its rows of 2.6 M values and
+more are medians of 5 steps), with the bytes per step the kernel counted on its side of the veth, next
 to ``helpers.scaling.pushpull_step``'s prediction with alpha = half the median step of the 1-value
 array.
 

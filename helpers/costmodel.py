@@ -120,7 +120,8 @@ LINK_SOURCES = {
     'NVLink 3 + NVSwitch (A100)': 'NVIDIA A100 Tensor Core GPU architecture whitepaper (2020): 12 third-'
                                   'generation NVLink links per GPU, 600 GB/s in total (25 GB/s per link per '
                                   'direction). Every pair of GPUs gets all 300 GB/s per direction only through '
-                                  'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get a fraction',
+                                  'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get it only '
+                                  'within a pair',
     '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
 }
 

@@ -122,10 +122,20 @@ def _patch_launcher(argv):
     """The fix MXNet 1.9.1's launcher needs, applied in the launcher's process (notebook 08)."""
     if not hasattr(threading.Thread, 'isAlive'):       # gone in Python 3.9; dmlc_tracker calls it
         threading.Thread.isAlive = threading.Thread.is_alive
-    if 'local' in argv:                                # a local job: the scheduler at 127.0.0.1
+    if _launcher_kind(argv) == 'local':                # a local job: the scheduler at 127.0.0.1
         from dmlc_tracker import tracker
         root = os.environ.get(ROOT_URI_ENV, LOOPBACK)
         tracker.get_host_ip = lambda host_ip=None: root
+
+
+def _launcher_kind(argv):
+    """The ``--launcher`` that MXNet's launch.py reads from ``argv``, as it reads it (argparse's
+    ``parse_known_args``; default ``ssh``): not a script's own argument that happens to be 'local'
+    (notebook 08)."""
+    import argparse
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument('--launcher', default='ssh')
+    return parser.parse_known_args(list(argv))[0].launcher
 
 
 def _launcher_main(argv):
@@ -622,6 +632,14 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
     """
     import ipaddress
     hosts = [str(h).strip() for h in hosts]
+    python = python or sys.executable
+    for what, value in [('repo', repo), ('python', python)] + [('interface', interface)] * bool(interface) + [
+            (f'env[{k!r}]', f'{k}={v}') for k, v in dict(env or {}).items()]:
+        if shlex.quote(str(value)) != str(value):       # ssh.py would pass its quotes on, broken
+            raise ValueError(f'{what} = {value!r} needs shell quoting, which MXNet\'s ssh launcher cannot '
+                             "pass on: dmlc_tracker/ssh.py puts the command between single quotes as it "
+                             'is, and runs `cd` into the working directory unquoted. Use paths and values '
+                             'without spaces or shell characters')
     if interface is None:
         for h in hosts:
             try:
@@ -631,7 +649,6 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
                     f'{h!r} is not an IPv4 address: ps-lite would bind it as given (DMLC_NODE_HOST, set '
                     "by dmlc_tracker's ssh launcher), which MXNet's libzmq 4.2.2 refuses for a host "
                     "name. Write IP addresses, or pass interface= (e.g. 'eth0')") from None
-    python = python or sys.executable
     env = {**({'DMLC_INTERFACE': interface} if interface else {}), **dict(env or {})}
     prefix = ((['env'] + (['-u', 'DMLC_NODE_HOST'] if interface else [])
                + [f'{k}={shlex.quote(str(v))}' for k, v in env.items()]) if env else [])

@@ -267,8 +267,8 @@ def measure_pushpull(sizes, rates, compression=False, steps=3, timeout=180, echo
     (notebook 09). "Machine" a holds the scheduler, the server and worker 0; "machine" b holds
     worker 1; a veth joins them. For each rate in ``rates`` (bit/s; None: no cap) each worker caps
     its own machine's side of the veth, then, for every size in ``sizes`` (float32 values per key),
-    times ``steps`` steps (after one untimed) if the cap alone makes a step last half a second or
-    more, else 10 times as many: short steps vary more, and cost little to repeat. Returns the
+    times ``steps`` steps (after one untimed) if the cap alone makes one message (a push, or a pull)
+    last half a second or more, else 10 times as many: short steps vary more, and cost little to repeat. Returns the
     :class:`PushPullResult` of worker 1, whose every byte crosses the veth. Every namespace and
     process is gone when it returns or raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
     from helpers import dist, netns
@@ -314,7 +314,7 @@ def _pushpull_main(argv):
         kv._barrier()                    # both machines run at the new rate
         for key, size in enumerate(sizes):
             grad, weight = mx.nd.full(size, 0.7), mx.nd.zeros(size)
-            long = rate is not None and 8 * 4 * size / rate >= 0.5      # seconds at the cap alone
+            long = rate is not None and 8 * 4 * size / rate >= 0.5      # one message at the cap alone
             steps = args.steps if long else 10 * args.steps              # short: cheap, noisier
             seconds, before = [], None
             for i in range(steps + 1):                # the first step is not timed

@@ -268,6 +268,26 @@ def test_ssh_commands_refuse_host_names_without_an_interface():
     assert ' env -u DMLC_NODE_HOST DMLC_INTERFACE=eth0 ' in named['launch']
 
 
+def test_ssh_commands_refuse_values_the_ssh_launcher_cannot_quote():
+    """dmlc_tracker/ssh.py puts the command between single quotes as it is and cds unquoted: a path
+    or value that needs shell quoting would arrive broken, so it is refused, naming it."""
+    for kwargs in (dict(repo='/home/me/my repo'), dict(python='/opt/py 3/bin/python'),
+                   dict(env={'FASHION_MNIST_DIR': '/data/fashion mnist'}), dict(env={'X': "it's"})):
+        with pytest.raises(ValueError, match='needs shell quoting'):
+            dist.ssh_commands(['10.0.0.1'], ['--epochs', '1'], **kwargs)
+    assert 'PS_VERBOSE=1' in dist.ssh_commands(['10.0.0.1'], ['--epochs', '1'], env={'PS_VERBOSE': 1})['launch']
+
+
+def test_the_launcher_patch_reads_launchers_own_option():
+    """Only --launcher local pins the scheduler to loopback; a script's own argument 'local' (e.g.
+    --kv-store local) does not, and --launcher=local does."""
+    kind = dist._launcher_kind
+    assert kind(['--launcher', 'local', '-n', '2', 'python', 'x.py']) == 'local'
+    assert kind(['--launcher=local', '-n', '2', 'python', 'x.py']) == 'local'
+    assert kind(['-n', '2', '-H', 'hosts', 'python', 'train.py', '--kv-store', 'local']) == 'ssh'
+    assert kind(['--launcher', 'ssh', '-n', '2', 'python', 'train.py', 'local']) == 'ssh'
+
+
 @pytest.mark.parametrize('hosts, interface', [(['127.0.0.1', '127.0.0.1'], None),
                                               (['localhost', 'localhost'], 'lo')])
 def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interface):
