@@ -60,6 +60,9 @@ def copy_times(src, dst, sizes, repeat=5, fresh=False):
     the copy alone. ``fresh=True`` copies into a new array every time (``x.copyto(dst)``), which
     also pays for allocating -- and, for large arrays, for the operating system handing out and
     zeroing fresh memory pages on first touch.
+
+    Copies below 4 MiB are timed more often than ``repeat`` (up to 100 times for the smallest):
+    a copy of microseconds is no longer than the noise of a single run.
     """
     out = []
     for nbytes in sizes:
@@ -67,7 +70,8 @@ def copy_times(src, dst, sizes, repeat=5, fresh=False):
             raise ValueError(f'size {nbytes} is not a multiple of 4 bytes (one float32)')
         x = mx.nd.ones((nbytes // 4,), ctx=src)
         y = mx.nd.zeros((nbytes // 4,), ctx=dst)
-        out.append(time_it((lambda: x.copyto(dst)) if fresh else (lambda: x.copyto(y)), repeat=repeat))
+        runs = max(repeat, min(100, 2 ** 22 // nbytes))
+        out.append(time_it((lambda: x.copyto(dst)) if fresh else (lambda: x.copyto(y)), repeat=runs))
     return out
 
 

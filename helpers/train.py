@@ -75,11 +75,12 @@ def evaluate_accuracy(net, data_iter, devices):
     return sum(c.asscalar() for c in correct) / n
 
 
-def scratch_net(device_params, devices):
-    """The scratch LeNet as a function of a shard: it runs with the replica on the shard's device
-    (notebook 05: what :func:`evaluate_accuracy` needs)."""
-    replica = dict(zip(devices, device_params))
-    return lambda X: lenet_scratch(X, replica[X.context])
+def scratch_net(device_params, devices, forward=None):
+    """The scratch LeNet as a function of a shard: it runs ``forward`` (default
+    :func:`helpers.models.lenet_scratch`) with the replica on the shard's device (notebook 05: what
+    :func:`evaluate_accuracy` needs)."""
+    replica, forward = dict(zip(devices, device_params)), forward or lenet_scratch
+    return lambda X: forward(X, replica[X.context])
 
 
 def max_gap(a, b):
@@ -110,11 +111,12 @@ def _fit(step, evaluate, train_iter, num_epochs, devices, progress):
 
 
 def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progress=True, step=None,
-                  evaluate=None):
+                  evaluate=None, forward=None):
     """Train the scratch LeNet on ``devices`` (notebook 05): copy ``params`` to every device, run
     ``step`` (default :func:`train_batch_scratch`) on every batch for ``num_epochs`` epochs and
-    ``evaluate`` (default :func:`evaluate_accuracy`) after each. ``lr``: a number, or one per epoch.
-    A notebook passes its own lesson cells as ``step`` and ``evaluate``, so that editing them
+    ``evaluate`` (default :func:`evaluate_accuracy`) after each, on the network ``forward``
+    (default :func:`helpers.models.lenet_scratch`). ``lr``: a number, or one per epoch. A notebook
+    passes its own lesson cells as ``step``, ``evaluate`` and ``forward``, so that editing them
     changes the run. Returns ``(device_params, history)``; ``params`` itself is not modified."""
     devices = checks.devices(devices)
     num_epochs = checks.whole(num_epochs, 'num_epochs', 1)
@@ -124,7 +126,7 @@ def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progre
     step, evaluate = step or train_batch_scratch, evaluate or evaluate_accuracy
     device_params = [replicate_params(params, d) for d in devices]
     history = _fit(lambda X, y, epoch: step(X, y, device_params, devices, lrs[epoch - 1]),
-                   lambda: evaluate(scratch_net(device_params, devices), test_iter, devices),
+                   lambda: evaluate(scratch_net(device_params, devices, forward), test_iter, devices),
                    train_iter, num_epochs, devices, progress)
     return device_params, history
 

@@ -38,6 +38,13 @@ def test_copy_times_and_alpha_beta_fit_recovers_a_known_line():
         timing.fit_alpha_beta([1], [1])
 
 
+def test_copy_times_times_small_copies_more_often(monkeypatch):
+    runs = []
+    monkeypatch.setattr(timing, 'time_it', lambda fn, repeat: runs.append(repeat) or 1.0)
+    timing.copy_times(mx.cpu(0), mx.cpu(1), [4096, 1 << 16, 1 << 20, 1 << 24], repeat=5)
+    assert runs == [100, 64, 5, 5]
+
+
 def test_show_displays_the_real_source():
     code = source.show(timing.time_it)
     assert code.data.startswith('def time_it(') and 'mx.nd.waitall()' in code.data

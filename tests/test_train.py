@@ -193,6 +193,11 @@ def test_loops_run_the_step_and_evaluation_they_are_given():
     _, h = train_scratch(init_lenet_params(0), train_iter, test_iter, DEVICES, 0.1, 1, progress=False,
                          step=step, evaluate=lambda net, data, devices: 0.5)
     assert sum(calls) == 128 and h['test_acc'] == [0.5]
+    always_0 = lambda X, params: nd.one_hot(nd.zeros(len(X), ctx=X.context), 10)   # predicts class 0
+    _, h = train_scratch(init_lenet_params(0), train_iter, test_iter, DEVICES, 0.1, 1, progress=False,
+                         forward=always_0)
+    labels = np.concatenate([y.asnumpy() for _, y in test_iter])
+    assert h['test_acc'] == [pytest.approx((labels == 0).mean())]     # evaluated with forward
     net = lenet(DEVICES)
     trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
     seen = []
