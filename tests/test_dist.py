@@ -242,6 +242,9 @@ def test_ctrl_c_stops_every_process():
 STAND_IN_SSH = '''#!/bin/bash
 # A stand-in for ssh: run the remote command (the last argument) here, in a fresh, minimal
 # environment, as a non-interactive ssh session would: no venv on PATH, nothing exported.
+# With SSH_LOG_DIR set, each session writes to a file of its own: the servers and workers log
+# concurrently, and their lines interleave mid-line on a shared pipe.
+if [ -n "$SSH_LOG_DIR" ]; then exec > "$SSH_LOG_DIR/session-$$.log" 2>&1; fi
 exec env -i HOME="$HOME" PATH=/usr/bin:/bin bash -c "${@: -1}"
 '''
 
@@ -311,7 +314,10 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     for check in cmds['check']:
         done = subprocess.run(check, shell=True, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and 'data:' in done.stdout, done.stderr
-    proc = subprocess.Popen(['bash', '-c', cmds['launch']], env=env, stdout=subprocess.PIPE,
+    logs = tmp_path / 'sessions'
+    logs.mkdir()
+    proc = subprocess.Popen(['bash', '-c', cmds['launch']], env=dict(env, SSH_LOG_DIR=str(logs)),
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         output, _ = proc.communicate(timeout=240)
@@ -322,11 +328,12 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
             except ProcessLookupError:
                 pass
             time.sleep(1)
-    assert proc.returncode == 0, output[-2000:]
+    sessions = [f.read_text() for f in sorted(logs.glob('session-*.log'))]    # 1 server, 2 workers
+    assert proc.returncode == 0, output[-2000:] + ''.join(sessions)[-2000:]
     assert sorted(p.name for p in out.glob('result-rank*.json')) == ['result-rank0.json', 'result-rank1.json']
-    assert 'W[' in output, 'PS_VERBOSE did not reach the workers'    # ps-lite's worker log lines
-    binds = [line for line in output.splitlines() if 'Bind to' in line and 'role=scheduler' not in line]
-    assert len(binds) == 3 and all('ip=127.0.0.1,' in line for line in binds), binds  # 1 server, 2 workers
+    assert sum('W[' in log for log in sessions) == 2, 'PS_VERBOSE did not reach the workers'   # ps-lite's worker lines
+    binds = [line for log in sessions for line in log.splitlines() if 'Bind to' in line]
+    assert len(sessions) == 3 and len(binds) == 3 and all('ip=127.0.0.1,' in line for line in binds), binds
     assert _session_processes(proc.pid) == []
 
 
