@@ -11,7 +11,6 @@ in dist_async the fast worker ends first -- and leaves the ratios to this script
 the ratio is about 1 (the fast worker waits), with dist_async about (compute) / (compute + delay).
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -19,17 +18,15 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from helpers import dist  # noqa: E402
+from helpers import dist, dist_train  # noqa: E402
 
 
 def one_run(kvstore, delay):
     """Seconds of training of rank 0 and rank 1 in one job."""
     with tempfile.TemporaryDirectory() as out:
-        dist.run_local_job([sys.executable, '-m', 'helpers.dist_train', '--kvstore', kvstore, '--epochs', '1',
-                            '--batch-size', '64', '--n-train', '12000', '--lr', '0.3', '--slow-rank', '1',
-                            '--step-delay', str(delay), '--out', out], timeout=600, echo=False)
-        results = [json.load(open(os.path.join(out, f'result-rank{r}.json'))) for r in (0, 1)]
-    return [r['seconds'] for r in sorted(results, key=lambda r: r['rank'])]
+        dist.run_local_job(dist_train.command(kvstore=kvstore, epochs=1, batch_size=64, n_train=12000, lr=0.3,
+                                              slow_rank=1, step_delay=delay, out=out), timeout=600, echo=False)
+        return [r['seconds'] for r in dist_train.read_results(out)]
 
 
 def main():

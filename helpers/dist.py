@@ -158,11 +158,7 @@ def try_launcher(args, patched=True, timeout=60):
     try:
         _, err = proc.communicate(timeout=timeout)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)     # the launcher leads its own process group
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
+        _kill_all(proc, {}, grace=2.0)              # the launcher and everything it started
     lines = err.strip().splitlines()
     return proc.returncode, lines[-1] if lines else ''
 

@@ -105,11 +105,6 @@ def read_results(out, num_workers=2):
     return sorted(results, key=lambda result: result['rank'])
 
 
-# Figures read on a projector: no text smaller than 12 pt on a figure at most 8 inches wide.
-_SLIDE_FONTS = {'font.size': 13, 'axes.titlesize': 13, 'axes.labelsize': 13, 'legend.fontsize': 12,
-                'xtick.labelsize': 12, 'ytick.labelsize': 12}
-
-
 def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
     """Steps done against time, one panel per run, one line per worker (notebook 08: ``dist_sync``
     beside ``dist_async``). ``runs`` maps a panel title to the run's result dicts
@@ -117,7 +112,7 @@ def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
     from helpers import plot         # here: the processes of a job need no matplotlib
     panels = {title: {f"rank {r['rank']}" + (' (slow)' if r['rank'] == slow_rank else ''): r['stamps']
                       for r in results} for title, results in runs.items()}
-    with plot.plt.rc_context(_SLIDE_FONTS):
+    with plot.slide_fonts():
         plot.step_timelines(panels, figsize=figsize)
 
 

@@ -11,11 +11,22 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
+__all__ = ['use_png', 'slide_fonts', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
                      'legend.fontsize': 10, 'xtick.labelsize': 10, 'ytick.labelsize': 10})
+
+# Larger still for the figures of notebooks 08 and 09, which are read on a projector: no text smaller
+# than 12 pt on a figure at most 8 inches wide.
+_SLIDE_FONTS = {'font.size': 13, 'axes.titlesize': 13, 'axes.labelsize': 13, 'legend.fontsize': 12,
+                'xtick.labelsize': 12, 'ytick.labelsize': 12}
+
+
+def slide_fonts():
+    """``with slide_fonts(): ...`` draws the figures of the block with :data:`_SLIDE_FONTS`
+    (notebooks 08 and 09)."""
+    return plt.rc_context(_SLIDE_FONTS)
 
 
 def _inline_in_kernel():

@@ -36,11 +36,6 @@ __all__ = ['RECIPES', 'WarmUp', 'lr_recipe', 'train_recipe', 'plot_large_batch',
 
 RECIPES = ('fixed', 'linear', 'warmup')
 
-# Figures read on a projector: no text smaller than 12 pt on a figure at most 8 inches wide.
-_SLIDE_FONTS = {'font.size': 13, 'axes.titlesize': 13, 'axes.labelsize': 13, 'legend.fontsize': 12,
-                'xtick.labelsize': 12, 'ytick.labelsize': 12}
-
-
 class WarmUp(mx.lr_scheduler.LRScheduler):
     """Learning rate ``warmup_begin_lr`` rising linearly to ``base_lr`` over ``warmup_steps``
     updates, then ``base_lr`` (notebook 09; MXNet's ramp: ``LRScheduler.get_warmup_lr``)."""
@@ -103,7 +98,7 @@ def plot_large_batch(grid, batch=512):
     from helpers import plot         # here: the processes of a job need no matplotlib
     epochs = range(1, grid['settings']['epochs'] + 1)
     batches = sorted({r['batch'] for r in grid['runs']})
-    with plot.plt.rc_context(_SLIDE_FONTS):
+    with plot.slide_fonts():
         fig, (left, right) = plot.plt.subplots(1, 2, figsize=(8, 4.8))
         colors = dict(zip(RECIPES, ('tab:blue', 'tab:orange', 'tab:green')))
         for r in grid['runs']:
@@ -168,7 +163,7 @@ def plot_speedups(speedup):
     legend below both panels."""
     from helpers import plot
     models = list(dict.fromkeys(model for model, _ in speedup))
-    with plot.plt.rc_context(_SLIDE_FONTS):
+    with plot.slide_fonts():
         fig, axes = plot.plt.subplots(1, len(models), figsize=(8, 4.4), sharey=True, squeeze=False)
         for ax, model in zip(axes[0], models):
             styles = itertools.cycle(['o-', 's--', '^-.', 'D-'])   # overlapping curves stay visible
@@ -224,7 +219,7 @@ def plot_pushpull(rows, labels):
     from helpers import plot
     series = [(100e6, False, 'tab:blue'), (100e6, True, 'tab:cyan'), (1e9, False, 'tab:red'),
               (1e9, True, 'tab:orange')]
-    with plot.plt.rc_context(_SLIDE_FONTS):
+    with plot.slide_fonts():
         fig, ax = plot.plt.subplots(figsize=(8, 4.4))
         for rate, compression, color in series:
             pts = [r for r in rows if r.get('predicted') and r['size'] > 1
