@@ -7,7 +7,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools/l
 - ``checks``     input checks with one policy (TypeError / ValueError)          -- notebook 00 on
 - ``data``       Fashion-MNIST, offline first, fast in-memory batches           -- notebook 00
 - ``timing``     honest timings of MXNet's asynchronous engine                  -- notebook 01
-- ``profile``    what the engine ran, on which device, when                     -- notebooks 01, 05
+- ``tracing``    what the engine ran, on which device, when                     -- notebooks 01, 05
 - ``split``      split_and_load by hand: even, uneven, weighted                  -- notebook 03
 - ``comm``       allreduce by hand: naive and ring; byte counting               -- notebook 04
 - ``costmodel``  the alpha-beta-gamma cost model, published link bandwidths     -- notebooks 04, 09

@@ -23,7 +23,7 @@ import mxnet as mx
 from mxnet import nd
 
 from helpers import checks
-from helpers.profile import trace, traceable
+from helpers.tracing import trace, traceable
 from helpers.timing import time_it
 
 __all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'updates_on_store',
@@ -58,14 +58,14 @@ def reduce_owners(sizes, devices):
     the device whose engine lane ran the sum (``ElementwiseSum``), read from MXNet's profiler.
     Needs at least two devices: with one, MXNet sums nothing (``Reduce`` returns the pushed array).
     MXNet's profiler shows ``cpu(i)`` only while ``i`` < the number of cores (+ 2 on a build without
-    CUDA): :func:`helpers.profile.traceable`; other stand-ins are refused here."""
+    CUDA): :func:`helpers.tracing.traceable`; other stand-ins are refused here."""
     devices = checks.devices(devices)
     if len(devices) < 2:
         raise ValueError('reduce_owners needs at least two devices: with one, nothing is summed')
     shown = traceable(devices)
     if len(shown) < len(devices):
         raise ValueError(f"MXNet's profiler cannot show {devices[len(shown)]} on this machine: use fewer "
-                         'CPU stand-ins (helpers.profile.traceable)')
+                         'CPU stand-ins (helpers.tracing.traceable)')
     sizes = [checks.whole(s, 'a key size', 1) for s in sizes]
     kv = mx.kv.create('device')
     for key, n in enumerate(sizes):

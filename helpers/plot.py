@@ -87,8 +87,8 @@ PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication'
 
 
 def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
-    """One lane per device, one bar per operator the engine ran (``helpers.profile.trace``);
-    colours by ``classify(name)`` (e.g. ``helpers.profile.phase``), else one colour (notebooks 01, 04)."""
+    """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
+    colours by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one colour (notebooks 01, 04)."""
     devices = sorted({s.device for s in spans})
     fig, ax = plt.subplots(figsize=figsize)
     seen = set()

@@ -9,13 +9,13 @@ from mxnet import gluon
 
 from helpers import kvstore as kvs
 from helpers.models import lenet
-from helpers.profile import traceable
+from helpers.tracing import traceable
 from helpers.train import train_batch
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
 
 
-# the stand-ins MXNet's profiler can show (helpers.profile.traceable), at most 4
+# the stand-ins MXNet's profiler can show (helpers.tracing.traceable), at most 4
 PROFILER_STANDINS = len(traceable([mx.cpu(i) for i in range(4)]))
 
 
