@@ -21,7 +21,9 @@ Every transfer goes through one function, ``send(x, to)`` (default :func:`copy_t
 without a line of bookkeeping inside the algorithms. Their cost models are in
 :mod:`helpers.costmodel`; input checks in :mod:`helpers.checks`.
 
-The lesson functions (``copy_to``, ``allreduce_naive``, ``allreduce_ring``, ``allreduce``) are the
+The ring is written as its two halves, :func:`reduce_scatter` and :func:`all_gather`, because the
+sharded optimizer of notebook 11 does its update between them. The lesson functions (``copy_to``,
+``allreduce_naive``, ``reduce_scatter``, ``all_gather``, ``allreduce_ring``, ``allreduce``) are the
 text of notebook 04's lesson cells, kept identical by ``tools/lessons.py``.
 """
 from collections import Counter
@@ -32,8 +34,8 @@ import mxnet as mx
 from helpers import checks
 from helpers.split import shard_bounds
 
-__all__ = ['copy_to', 'CommStats', 'allreduce_naive', 'allreduce_ring', 'allreduce',
-           'RING_MIN_ELEMENTS']
+__all__ = ['copy_to', 'CommStats', 'allreduce_naive', 'owner_chunk', 'reduce_scatter',
+           'all_gather', 'allreduce_ring', 'allreduce', 'RING_MIN_ELEMENTS']
 
 
 def copy_to(x, to):
@@ -53,21 +55,40 @@ def allreduce_naive(arrays, send=copy_to):
     return arrays
 
 
-def allreduce_ring(arrays, send=copy_to):
-    """Ring allreduce, in place: k-1 reduce-scatter steps, then k-1 all-gather steps (notebook 04)."""
+def owner_chunk(i, k):
+    """The chunk whose finished sum device ``i`` holds after :func:`reduce_scatter`, of the k chunks
+    ``shard_bounds(size, k)`` cuts (notebooks 04, 11)."""
+    return (i + 1) % k
+
+
+def reduce_scatter(arrays, send=copy_to):
+    """Ring reduce-scatter, in place: after k-1 steps device i holds the sum of chunk i + 1 (notebook 04)."""
     k = checks.arrays(arrays, min_size=len(arrays))
     flat = [a.reshape(-1) for a in arrays]               # views: writing them writes the arrays
     chunks = shard_bounds(flat[0].size, k)               # chunk c = elements chunks[c][0]:[1]
-    for s in range(k - 1):                               # reduce-scatter
+    for s in range(k - 1):
         for i in range(k):                               # device i sends chunk i - s to i + 1 ...
             b, e = chunks[(i - s) % k]
             mine = flat[(i + 1) % k][b:e]
             mine += send(flat[i][b:e], mine.context)     # ... which adds it to its own
-    for s in range(k - 1):                               # all-gather
+    return arrays
+
+
+def all_gather(arrays, send=copy_to):
+    """Ring all-gather, in place: device i's chunk i + 1 travels round the ring to all (notebook 04)."""
+    k = checks.arrays(arrays, min_size=len(arrays))
+    flat = [a.reshape(-1) for a in arrays]
+    chunks = shard_bounds(flat[0].size, k)
+    for s in range(k - 1):
         for i in range(k):                               # device i passes finished chunk i + 1 - s on
             b, e = chunks[(i + 1 - s) % k]
             send(flat[i][b:e], flat[(i + 1) % k][b:e])
     return arrays
+
+
+def allreduce_ring(arrays, send=copy_to):
+    """Ring allreduce, in place: a reduce-scatter, then an all-gather (notebook 04)."""
+    return all_gather(reduce_scatter(arrays, send), send)
 
 
 # Below this many elements per array, `allreduce` uses the naive algorithm (None: always). CPU:
