@@ -6,12 +6,21 @@ renders PNG, uses fonts large enough for a projector, and otherwise keeps d2l's 
 
 Every function draws one figure and returns None, so a cell that ends with it shows only the
 figure (nbval does not honour IPython's trailing ``;``).
+
+Every figure is shown by :func:`show` with a text alternative, ``alt``: one or two sentences that say
+what is drawn and what it shows (the finding, from the numbers of the cell that drew it), never a
+file name. It is stored in the notebook three ways at once: as a PNG (``image/png``, for any
+notebook viewer), as an HTML ``<img alt="...">`` followed by a collapsed table of the plotted numbers
+(``text/html``: what JupyterLab, the book and the decks render, and what a screen reader reads), and
+as plain text (``text/plain``: the alt text, which nbval compares).
 """
+import html
+
 import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'slide_fonts', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
+__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
@@ -50,16 +59,88 @@ _inline_in_kernel()
 use_png()
 
 
-def plot(*args, **kwargs):
+def _number(x):
+    return f'{x:.4g}' if isinstance(x, float) else html.escape(str(x))
+
+
+def _line_names(ax, lines):
+    """What each line is called: its label, else its entry in a legend made from a list of names
+    (``ax.legend(['a', 'b'])``, as ``d2l.plot`` does), else the y axis' label."""
+    legend = ax.get_legend()
+    given = [t.get_text() for t in legend.get_texts()] if legend else []
+    names = []
+    for i, ln in enumerate(lines):
+        label = ln.get_label()
+        names.append(label if not label.startswith('_') else given[i] if i < len(given)
+                     else ax.get_ylabel() or f'y{i + 1}')
+    return names
+
+
+def _table(fig):
+    """The numbers of every labelled line of ``fig`` as HTML tables, one per axes ('' if none)."""
+    tables = []
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1]
+        if not lines:
+            continue
+        names = _line_names(ax, lines)
+        xs = [list(ln.get_xdata()) for ln in lines]
+        head = [ax.get_xlabel() or 'x'] + names
+        if all(x == xs[0] for x in xs):            # one shared x column
+            rows = [[x] + [ln.get_ydata()[i] for ln in lines] for i, x in enumerate(xs[0])]
+        else:                                      # one (x, y) pair of columns per line
+            head = sum(([f'{h}: {ax.get_xlabel() or "x"}', f'{h}: {ax.get_ylabel() or "y"}']
+                        for h in head[1:]), [])
+            rows = [sum(([ln.get_xdata()[i], ln.get_ydata()[i]] if i < len(ln.get_xdata()) else ['', '']
+                         for ln in lines), []) for i in range(max(map(len, xs)))]
+        caption = ax.get_title() or ax.get_ylabel()
+        cells = ''.join(f'<tr>{"".join(f"<td>{_number(v)}</td>" for v in row)}</tr>' for row in rows)
+        tables.append(f'<table><caption>{html.escape(caption)}</caption><tr>'
+                      f'{"".join(f"<th>{html.escape(str(h))}</th>" for h in head)}</tr>{cells}</table>')
+    return ''.join(tables)
+
+
+def show(alt=None, fig=None):
+    """Show ``fig`` (default: the current figure) with the text alternative ``alt`` and, for a plot of
+    lines, a collapsed table of its numbers (every notebook; module docstring). Outside a Jupyter
+    kernel: ``plt.show()``."""
+    fig = fig or plt.gcf()
+    if alt is None:                                # a description from the axes, until one is written
+        alt = '; '.join(f'{ax.get_title() or "a plot"}: {ax.get_ylabel()} against {ax.get_xlabel()}'
+                        for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()) or 'a figure'
+    if not isinstance(alt, str) or not alt.strip():
+        raise TypeError(f'alt must be a sentence saying what the figure shows, got {alt!r}')
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        plt.show()
+        return
+    import base64
+    from IPython.core.pylabtools import print_figure
+    png = base64.b64encode(print_figure(fig, 'png', bbox_inches='tight')).decode('ascii')
+    table = _table(fig)
+    page = f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{png}">'
+    if table:
+        page += f'<details><summary>The numbers in this figure</summary>{table}</details>'
+    plt.close(fig)
+    display({'image/png': png, 'text/html': page, 'text/plain': alt}, raw=True)
+
+
+def plot(*args, alt=None, **kwargs):
     """``d2l.plot`` (same arguments: X, Y, xlabel, ylabel, legend, xlim, ylim, xscale, yscale,
-    fmts, figsize, axes) with PNG output (notebooks 01, 04, 09). Pass ``axes=`` to draw into axes
-    of your own."""
+    fmts, figsize, axes), shown with the text alternative ``alt`` (notebooks 01, 04, 09). Pass
+    ``axes=`` to draw into axes of your own; then show the figure yourself with :func:`show`."""
     kwargs.setdefault('figsize', (5, 3.2))
     d2l.plot(*args, **kwargs)
     use_png()
+    if kwargs.get('axes') is None:
+        show(alt)
 
 
-def history(histories, title=None, figsize=(8, 3.2)):
+def history(histories, title=None, figsize=(8, 3.2), alt=None):
     """Training curves of one or several runs (``{label: history}``, or one history): training loss
     and test accuracy per epoch, side by side, with whole-number epoch ticks (notebooks 05-09)."""
     if 'epoch' in histories:
@@ -78,7 +159,7 @@ def history(histories, title=None, figsize=(8, 3.2)):
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    plt.show()
+    show(alt, fig)
 
 
 PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
@@ -86,7 +167,7 @@ PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication'
                 'copy': 'tab:red', 'addition': 'tab:purple'}      # an allreduce's parts (notebook 04)
 
 
-def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
+def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
     """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
     colours by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one colour (notebooks 01, 04)."""
     devices = sorted({s.device for s in spans})
@@ -107,10 +188,10 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6)):
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    plt.show()
+    show(alt, fig)
 
 
-def step_timelines(panels, figsize=(10, 3.4)):
+def step_timelines(panels, figsize=(10, 3.4), alt=None):
     """Steps done against time, one line per worker, one panel per run (notebook 08: dist_sync
     beside dist_async). ``panels`` maps a panel title to ``{worker name: [t0, t1, ..., tn]}``: the
     wall-clock times at which the worker began its first step (t0) and ended each step."""
@@ -126,4 +207,4 @@ def step_timelines(panels, figsize=(10, 3.4)):
         ax.legend(loc='lower right')
     axes[0][0].set_ylabel('steps done')
     fig.tight_layout()
-    plt.show()
+    show(alt, fig)
