@@ -102,7 +102,7 @@ def _table(fig):
 
 def show(alt=None, fig=None):
     """Show ``fig`` (default: the current figure) with the text alternative ``alt`` and, for a plot of
-    lines, a collapsed table of its numbers (every notebook; module docstring). Outside a Jupyter
+    lines, a collapsed table of its numbers (notebooks 00 to 09; module docstring). Outside a Jupyter
     kernel: ``plt.show()``."""
     fig = fig or plt.gcf()
     if alt is None:                                # a description from the axes, until one is written
