@@ -114,3 +114,22 @@ def test_fresh_jupyter_kernel_imports_mxnet_in_its_first_cell(tmp_path, monkeypa
     assert not [o for o in outputs if o.output_type == 'error'], outputs
     # the kernel is this environment's Python, so it is this venv's .pth file that did the work
     assert [o.get('text') for o in outputs if o.output_type == 'stream'] == [f'6.0 {sys.prefix}\n'], outputs
+
+
+def test_engine_defaults_fill_in_only_what_the_environment_does_not_set():
+    env = {}
+    assert compat.engine_defaults(env) == ['MXNET_CPU_TEMP_COPY'] and env == compat.ENGINE_DEFAULTS
+    mine = {'MXNET_CPU_TEMP_COPY': '4'}
+    assert compat.engine_defaults(mine) == [] and mine == {'MXNET_CPU_TEMP_COPY': '4'}
+
+
+@pytest.mark.parametrize('preset', [None, '4'])
+def test_a_fresh_process_gets_the_stand_in_default_before_mxnet_starts(tmp_path, preset):
+    env = {k: v for k, v in os.environ.items() if k != 'MXNET_CPU_TEMP_COPY'}
+    if preset:
+        env['MXNET_CPU_TEMP_COPY'] = preset
+    code = "import os; assert 'MXNET_CPU_TEMP_COPY' not in os.environ or os.environ['MXNET_CPU_TEMP_COPY'] == '4'; " \
+           "import mxnet; print(os.environ['MXNET_CPU_TEMP_COPY'])"
+    out = _python(code, tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [preset or compat.ENGINE_DEFAULTS['MXNET_CPU_TEMP_COPY']]
