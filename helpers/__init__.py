@@ -1,7 +1,7 @@
 """Shared code of the notebook series "Data-parallel training from scratch with MXNet".
 
 One module per concept; each public function's docstring names the notebook that derives it. The
-functions a notebook teaches by hand are the text of its lesson cells (``tools/lessons.py``).
+functions a notebook teaches by hand are the text of its lesson cells (``tools.lessons``).
 
 - ``devices``    which devices to use: every GPU, or CPU stand-ins              -- notebook 00
 - ``checks``     input checks with one policy (TypeError / ValueError)          -- notebook 00 on
@@ -22,3 +22,15 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools/l
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
 """
+
+# The layers of helpers/, bottom up (docs/maintainers.md, "Architecture"). A module may import
+# modules of its own layer and of the layers below it, never above; tests/test_architecture.py
+# enforces it, and fails for a module that is in no layer. tools/, tests/, benchmarks/ and the
+# notebooks sit above all of them; nothing in helpers/ imports them.
+LAYERS = {
+    'infrastructure': ['_mxnet_compat', 'checks', 'devices', 'data', 'timing', 'tracing', 'plot', 'source',
+                       'netns'],
+    'lessons': ['split', 'comm', 'costmodel', 'models'],
+    'stores and jobs': ['kvstore', 'dist'],
+    'training': ['train', 'dist_train', 'scaling'],
+}

@@ -13,12 +13,13 @@ can go wrong with their input is checked here, before any work is done, with one
   ``2`` is); ``bool`` is refused, because ``True`` as a count is almost always a mistake.
 
 Every message names the argument, what was given and, where there is one, the fix.
+
+Importing this module imports neither MXNet nor NumPy: the checks of numbers (:func:`whole`,
+:func:`positive`) serve processes that must not start MXNet (the node shim of a distributed job,
+helpers/dist.py); the checks of arrays and devices import MXNet when they are called.
 """
 import math
 import numbers
-
-import numpy as np
-import mxnet as mx
 
 __all__ = ['whole', 'positive', 'devices', 'arrays', 'weights', 'shards', 'batch', 'labels',
            'cost_model', 'replicas']
@@ -47,6 +48,7 @@ def positive(value, name):
 def devices(devs, name='devices'):
     """``devs`` as a list of distinct ``mx.Context`` (notebook 00): ``TypeError`` for a single
     context or a non-context entry, ``ValueError`` for an empty list or a repeated device."""
+    import mxnet as mx
     if isinstance(devs, mx.Context):
         raise TypeError(f'{name} must be a list of contexts, e.g. [{devs}], got the single context {devs}')
     try:
@@ -70,6 +72,8 @@ def arrays(arrs, min_size=1):
     ``min_size`` elements (MXNet cannot copy a zero-size array; the ring needs one element per
     chunk). Nothing is copied before this passes, so a refused call leaves every array untouched.
     """
+    import numpy as np
+    import mxnet as mx
     if isinstance(arrs, mx.nd.NDArray) or not isinstance(arrs, (list, tuple)):
         raise TypeError('allreduce takes a list of NDArrays, one per device, '
                         f'got {type(arrs).__name__}')
@@ -127,6 +131,7 @@ def batch(data, devs, ws, shard_bounds):
     a reader who edits notebook 03's ``shard_sizes`` or ``shard_bounds`` cell changes what is refused.
     MXNet cannot copy an empty array, and a device with nothing to do is almost always a bug.
     """
+    import mxnet as mx
     if not isinstance(data, mx.nd.NDArray):
         raise TypeError(f'split_and_load cuts an NDArray, got {type(data).__name__} '
                         '(convert with mx.nd.array(...) first)')
@@ -155,6 +160,7 @@ def labels(X, y):
 def cost_model(k, nbytes, alpha, bandwidth, gamma):
     """The arguments of an alpha-beta-gamma cost model (notebook 04): ``k`` >= 1 (a number or an
     array), ``nbytes``, ``alpha``, ``gamma`` >= 0 and ``bandwidth`` > 0."""
+    import numpy as np
     if np.any(np.asarray(k, dtype=float) < 1):
         raise ValueError(f'k must be >= 1 devices, got {k}')
     for value, name in ((nbytes, 'nbytes'), (alpha, 'alpha'), (gamma, 'gamma')):
@@ -165,6 +171,7 @@ def cost_model(k, nbytes, alpha, bandwidth, gamma):
 
 def replicas(device_params, devs):
     """One list of parameters per device, replica ``i`` living on ``devs[i]`` (notebook 05)."""
+    import mxnet as mx
     devs = devices(devs)
     if len(device_params) != len(devs):
         raise ValueError(f'got parameters for {len(device_params)} device(s) but {len(devs)} '

@@ -24,7 +24,7 @@ without a line of bookkeeping inside the algorithms. Their cost models are in
 The ring is written as its two halves, :func:`reduce_scatter` and :func:`all_gather`, because the
 sharded optimizer of notebook 11 does its update between them. The lesson functions (``copy_to``,
 ``allreduce_naive``, ``reduce_scatter``, ``all_gather``, ``allreduce_ring``, ``allreduce``) are the
-text of notebook 04's lesson cells, kept identical by ``tools/lessons.py``.
+text of notebook 04's lesson cells, kept identical by ``tools.lessons``.
 """
 from collections import Counter
 

@@ -10,7 +10,7 @@ fractional parts, ties to the lower index. With equal weights this is exactly Gl
 more). The shares are computed with exact fractions, so no floating-point rounding can move an
 example, and every shard is less than one example away from its ideal share.
 
-Each function here is the text of one of notebook 03's lesson cells (``tools/lessons.py`` keeps them
+Each function here is the text of one of notebook 03's lesson cells (``tools.lessons`` keeps them
 identical); input checks live in :mod:`helpers.checks`.
 """
 from fractions import Fraction

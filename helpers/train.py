@@ -3,7 +3,7 @@ evaluation, and the epoch loop that both share (used again in notebooks 07-09).
 
 The lesson functions -- :func:`sgd`, :func:`train_batch_scratch`, :func:`train_batch`,
 :func:`evaluate_accuracy` -- are the text of notebook 05's and 06's lesson cells (kept identical by
-``tools/lessons.py``). :func:`train_scratch` and :func:`train` run them for a number of epochs,
+``tools.lessons``). :func:`train_scratch` and :func:`train` run them for a number of epochs,
 print one line per epoch and return the history: a dict of per-epoch lists ``epoch``, ``loss``
 (mean training loss), ``test_acc`` and ``seconds`` (training time of the epoch, evaluation
 excluded). Plot it with :func:`helpers.plot.history`.

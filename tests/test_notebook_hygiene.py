@@ -4,15 +4,13 @@ and compares its outputs)."""
 import glob
 import os
 import re
-import sys
 
 import nbformat
 import pytest
 
 from conftest import NOTEBOOKS, ROOT
 
-sys.path.insert(0, os.path.join(ROOT, 'tools'))
-import navigation  # noqa: E402
+from tools import navigation
 
 NUMBERED = sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
 SOLUTIONS = sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*.ipynb')))
@@ -44,7 +42,7 @@ def test_notebook_is_executed_in_order_without_errors(path):
             assert out.output_type != 'error', f'code cell {i} stored an error: {out.get("ename")}'
             if out.output_type == 'stream' and out.name == 'stderr':
                 assert 'Traceback' not in out.text, f'code cell {i} printed a traceback'
-    # the venv kernel's name and display name (tools/execute_notebooks.py writes them): with another
+    # the venv kernel's name and display name (tools.execute_notebooks writes them): with another
     # display name JupyterLab marks the notebook modified as soon as it opens it
     assert nb.metadata.get('kernelspec', {}) == {'name': 'python3', 'display_name': 'Python 3 (ipykernel)',
                                                  'language': 'python'}

@@ -1,21 +1,24 @@
 """Build the whole series as a static HTML book with Jupyter Book 1.x (``make book``).
 
-    python tools/build_book.py     # -> build/book/_build/html/index.html
+    python -m tools.build_book     # -> build/book/_build/html/index.html
 
 The book shows the committed, executed notebooks; nothing is executed. Its landing page is the
-contents notebook (notebooks/contents.ipynb, written by tools/navigation.py; made on the fly with
+contents notebook (notebooks/contents.ipynb, written by tools.navigation; made on the fly with
 the same code if it is not there yet), then every numbered notebook in order, then the worked
 solutions as a part of their own. Navigation cells (tag ``nav``) are dropped: the book has its own
 previous/next links and sidebar. So are speaker notes (markdown cells tagged ``notes``, the
-lecturer's notes of the decks): the book is for students.
+lecturer's notes of the decks): the book is for students. Every *Under the hood* aside (cells
+tagged ``aside``, :mod:`tools.nb`) becomes a closed dropdown: an HTML ``<details>`` whose summary is
+the aside's heading, wrapped round its cells (code and outputs included).
 
 The sources are staged in build/book-src/ with the same layout as the repository (notebooks/,
 notebooks/solutions/, img/), so ``../img/*.svg`` resolves as it does in JupyterLab. The book loads
 nothing from the internet: MathJax is copied into its _static/ (tools/web/assets.py) and the theme
 (sphinx-book-theme) ships its own fonts and scripts. tests/test_browser.py checks both.
 """
-import glob
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,41 +26,31 @@ import time
 
 import nbformat
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, 'web'))
-import assets  # noqa: E402
+from tools import nb as nbtools
+from tools.nb import numbered, solutions
+from tools.web import assets
 
-NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = nbtools.ROOT
+NOTEBOOKS = nbtools.NOTEBOOKS
 SRC = os.path.join(ROOT, 'build', 'book-src')
 OUT = os.path.join(ROOT, 'build', 'book')
 HTML = os.path.join(OUT, '_build', 'html')
 
 
-def numbered():
-    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
-
-
-def solutions():
-    return sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '[0-9][0-9]-*-solutions.ipynb')))
-
-
 def contents():
-    """The contents notebook: the committed one, or the one tools/navigation.py would write."""
-    path = os.path.join(NOTEBOOKS, 'contents.ipynb')
-    if os.path.exists(path):
-        return nbformat.read(path, as_version=4)
-    print('note: notebooks/contents.ipynb does not exist yet; using what tools/navigation.py would write')
-    import navigation
+    """The contents notebook: the committed one, or the one tools.navigation would write."""
+    if os.path.exists(nbtools.CONTENTS):
+        return nbtools.read(nbtools.CONTENTS)
+    print('note: notebooks/contents.ipynb does not exist yet; using what tools.navigation would write')
+    from tools import navigation
     try:
         return navigation.contents_notebook()
     except ValueError as e:               # a notebook not yet in lesson form: a plain list will do
         print(f'note: {e}; the contents page is a plain list')
-    from build_slides import title_and_idea
     lines = ['# Data-parallel training from scratch with MXNet', '', '## The notebooks', '']
     for path in numbered():
-        number, title, idea = title_and_idea(path)
+        number, title, idea = nbtools.title_and_idea(path, strict=False)
         lines.append(f'{int(number)}. [{title}]({os.path.basename(path)}) {idea}')
     lines += ['', '## Worked solutions', '']
     lines += [f'* [{os.path.basename(p)[:-len(".ipynb")]}](solutions/{os.path.basename(p)})' for p in solutions()]
@@ -66,12 +59,24 @@ def contents():
     return nb
 
 
-DROPPED_TAGS = {'nav', 'notes'}     # navigation cells, speaker notes
+DROPPED_TAGS = {nbtools.NAV, nbtools.NOTES}     # navigation cells, speaker notes
+
+
+def _dropdown(nb):
+    """Wrap every aside of ``nb`` in a closed ``<details>`` whose summary is the aside's heading."""
+    for first, last in reversed(nbtools.asides(nb)):
+        head = nb.cells[first]
+        title, _, rest = head.source.lstrip('\n').partition('\n')
+        summary = html.escape(re.sub(r'^#+\s*', '', title).strip())
+        head.source = f'<details class="aside">\n<summary>{summary}</summary>\n\n{rest.strip()}'
+        nb.cells.insert(last + 1, nbformat.v4.new_markdown_cell('</details>'))
+    return nb
 
 
 def for_book(nb):
-    """``nb`` without its navigation cells and speaker notes."""
-    nb.cells = [c for c in nb.cells if not DROPPED_TAGS & set(c.metadata.get('tags', []))]
+    """``nb`` without its navigation cells and speaker notes, its asides as dropdowns."""
+    nb = _dropdown(nb)
+    nb.cells = [c for c in nb.cells if not DROPPED_TAGS & nbtools.tags(c)]
     return nb
 
 
@@ -95,11 +100,13 @@ def stage(src=SRC):
     shutil.rmtree(src, ignore_errors=True)
     os.makedirs(os.path.join(src, 'notebooks', 'solutions'))
     for path in numbered() + solutions():
-        nbformat.write(for_book(nbformat.read(path, as_version=4)), os.path.join(src, os.path.relpath(path, ROOT)))
-    nbformat.write(for_book(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
+        nbtools.write(for_book(nbtools.read(path)), os.path.join(src, nbtools.rel(path)))
+    nbtools.write(for_book(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
     shutil.copytree(os.path.join(ROOT, 'img'), os.path.join(src, 'img'),
                     ignore=shutil.ignore_patterns('*.py', '__pycache__'))
     shutil.copyfile(os.path.join(HERE, 'book', '_config.yml'), os.path.join(src, '_config.yml'))
+    os.makedirs(os.path.join(src, '_static'), exist_ok=True)
+    shutil.copyfile(os.path.join(HERE, 'book', 'asides.css'), os.path.join(src, '_static', 'asides.css'))
     with open(os.path.join(src, '_toc.yml'), 'w') as f:
         f.write(toc())
     return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))

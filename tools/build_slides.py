@@ -1,14 +1,15 @@
 """Build one reveal.js deck per numbered notebook, and an index page, into build/slides/ (``make slides``).
 
-    python tools/build_slides.py          # -> build/slides/index.html, build/slides/notebooks/NN-*.slides.html
+    python -m tools.build_slides     # -> build/slides/index.html, build/slides/notebooks/NN-*.slides.html
 
 The decks are the committed, executed notebooks (nothing is re-executed), cut into slides by their
-``metadata.slideshow`` (written by tools/slides.py). Everything a deck loads is in build/slides/:
+``metadata.slideshow`` (written by tools.cell_metadata). Everything a deck loads is in build/slides/:
 reveal.js, MathJax, require.js and jQuery (pinned in tools/web/package.json, see tools/web/assets.py)
 and the diagrams of img/, at the same relative path (``../img/``) as from notebooks/. So the folder
 works from a ``file://`` URL, copied to a USB stick, with no network at all.
 
-In the deck (not in the notebooks): navigation cells (tag ``nav``) are dropped, links between
+In the deck (not in the notebooks): navigation cells (tag ``nav``) and *Under the hood* asides
+(tag ``aside``: internals are for reading, not for the lecture) are dropped, links between
 notebooks point to the decks, a code cell tagged ``slide-hide-input`` shows its outputs without its
 code (a plotting cell: the figure, not the plotting code), and code cells have no ``In [n]:`` prompt
 (the code box gets the slide's full width). How a deck fits a screen (code font, long outputs,
@@ -26,24 +27,14 @@ import nbformat
 from nbconvert import SlidesExporter
 from traitlets.config import Config
 
+from tools import cell_metadata as slides
+from tools import nb as nbtools
+from tools.web import assets
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, 'web'))
-import assets  # noqa: E402
-import slides  # noqa: E402
-
+ROOT = nbtools.ROOT
 OUT = os.path.join(ROOT, 'build', 'slides')
-NOTEBOOKS = os.path.join(ROOT, 'notebooks')
-
-
-def title_and_idea(path):
-    """``('04', 'Allreduce by hand', 'the one idea ...')`` from the title cell; tolerant of drafts."""
-    first = nbformat.read(path, as_version=4).cells[0].source
-    m = re.match(r'#\s*(\d\d)\s*·\s*(.+)', first)
-    number, title = (m.group(1), m.group(2).strip()) if m else (os.path.basename(path)[:2], first.split('\n')[0])
-    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
-    return number, title.lstrip('# '), ' '.join(idea.group(1).split()) if idea else ''
+NOTEBOOKS = nbtools.NOTEBOOKS
 
 
 def exporter():
@@ -66,12 +57,12 @@ def exporter():
 
 def deck_notebook(path, decks):
     """The notebook as the deck shows it: no navigation cells, markdown cut at its headings (each
-    heading starts a slide, see tools/slides.py), links to other decks."""
-    nb = nbformat.read(path, as_version=4)
+    heading starts a slide, see tools.cell_metadata), links to other decks."""
+    nb = nbtools.read(path)
     cells = []
     for cell in nb.cells:
         kind = cell.metadata.get('slideshow', {}).get('slide_type')
-        if slides.NAV in cell.metadata.get('tags', []):
+        if {nbtools.NAV, nbtools.ASIDE} & nbtools.tags(cell):
             continue
         parts = slides.split_at_headings(cell.source) if cell.cell_type == 'markdown' else []
         if len(parts) > 1 and kind not in ('skip', 'notes'):
@@ -121,10 +112,10 @@ offline, from a <code>file://</code> URL.</p>
 def build(out=OUT):
     start = time.perf_counter()
     assets.install()
-    paths = slides.numbered()
+    paths = nbtools.numbered()
     drift = slides.stale(paths)
     for p in drift:
-        print(f'warning: {os.path.relpath(p, ROOT)}: slide metadata not current (run python tools/slides.py)')
+        print(f'warning: {nbtools.rel(p)}: cell metadata not current (run make metadata)')
     tmp = out + '.tmp'
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.join(tmp, 'notebooks'))
@@ -140,7 +131,7 @@ def build(out=OUT):
     ex, items = exporter(), []
     for path in paths:
         stem = os.path.basename(path)[:-len('.ipynb')]
-        number, title, idea = title_and_idea(path)
+        number, title, idea = nbtools.title_and_idea(path, strict=False)
         body, _ = ex.from_notebook_node(
             deck_notebook(path, decks),
             resources={'metadata': {'name': f'{number} · {title}', 'path': NOTEBOOKS}})

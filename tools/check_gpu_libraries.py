@@ -1,6 +1,6 @@
 """Check, without a GPU, that requirements-gpu.txt brings every CUDA library mxnet-cu112 links against.
 
-    python tools/check_gpu_libraries.py [WHEEL_DIR]
+    python -m tools.check_gpu_libraries [WHEEL_DIR]
 
 Downloads (once, into WHEEL_DIR, default /tmp/mxnet-cu112-wheels; about 2 GB) the mxnet-cu112 wheel
 and the nvidia-*-cu11 wheels named in requirements-gpu.txt, reads the ELF `NEEDED` entries of
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import zipfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tools.nb import ROOT
 SYSTEM = re.compile(r'^(libc|libm|libdl|librt|libpthread|ld-linux.*|libstdc\+\+|libgcc_s|libgomp|'
                     r'libcuda|libz|libgfortran|libopenblas|libquadmath)\.so')
 

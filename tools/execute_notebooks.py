@@ -1,29 +1,28 @@
 """Execute notebooks in place, top to bottom, in the project's environment (what `make execute` runs).
 
-    python tools/execute_notebooks.py                      # every notebook, in order
-    python tools/execute_notebooks.py notebooks/01-*.ipynb # some of them
+    python -m tools.execute_notebooks                      # every notebook, in order (make execute)
+    python -m tools.execute_notebooks notebooks/01-*.ipynb # some of them
 
 The committed outputs of every notebook are produced by this script, with the same kernel and
 working directory that nbval uses in `make test`: the notebook's own directory (notebooks/ or
 notebooks/solutions/). A cell error stops with a non-zero
 exit and leaves the notebook file untouched. Prints each notebook's wall time.
 """
-import glob
 import os
 import sys
 import time
 
-import nbformat
 from nbclient import NotebookClient
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tools import nb as nbtools
+
 CELL_TIMEOUT = int(os.environ.get('CELL_TIMEOUT', '1800'))
 
 
 def execute(path):
-    nb = nbformat.read(path, as_version=4)
+    nb = nbtools.read(path)
     # The kernel runs this very interpreter (the project's venv): same as nbval --nbval-current-env.
-    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
+    nb.metadata['kernelspec'] = dict(nbtools.KERNELSPEC)
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name='python3',
                             resources={'metadata': {'path': os.path.dirname(os.path.abspath(path))}})
     start = time.perf_counter()
@@ -32,12 +31,12 @@ def execute(path):
     for cell in nb.cells:  # keep diffs small: no per-run timestamps
         cell.metadata.pop('execution', None)
     nb.metadata.pop('widgets', None)
-    nbformat.write(nb, path)
+    nbtools.write(nb, path)
     return seconds
 
 
 def main(paths):
-    paths = paths or sorted(glob.glob(os.path.join(ROOT, 'notebooks', '[0-9][0-9]-*.ipynb')))
+    paths = paths or nbtools.numbered()
     for path in paths:
         print(f'{os.path.basename(path)} ...', end=' ', flush=True)
         print(f'{execute(path):.1f} s', flush=True)

@@ -10,22 +10,19 @@ begins ``**The one idea:**``; that title and that sentence are all this tool rea
 * in every ``notebooks/solutions/NN-*-solutions.ipynb``, the same two cells pointing back;
 * the table between ``<!-- notebooks:start -->`` and ``<!-- notebooks:end -->`` in README.md.
 
-    python tools/navigation.py            # write all of it (``make navigation``)
-    python tools/navigation.py --check    # exit 1 if anything would change (the hygiene test)
+    python -m tools.navigation            # write all of it (``make navigation``)
+    python -m tools.navigation --check    # exit 1 if anything would change (the hygiene test)
 
 Navigation cells are markdown: adding or updating them never changes a code cell or an output.
 """
-import glob
 import os
-import re
 import sys
 
 import nbformat
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NOTEBOOKS = os.path.join(ROOT, 'notebooks')
-CONTENTS = os.path.join(NOTEBOOKS, 'contents.ipynb')
-README = os.path.join(ROOT, 'README.md')
+from tools import nb as nbtools
+from tools.nb import CONTENTS, NOTEBOOKS, README, ROOT, numbered, solutions_of, title_and_idea
+
 START, END = '<!-- notebooks:start -->', '<!-- notebooks:end -->'
 
 INTRO = """\
@@ -48,33 +45,6 @@ says so in its output (`MXDP_DEVICES=cpu:4 make lab` runs the series with four s
   Write your guess down first.
 * Each notebook ends with a summary and exercises; worked solutions are in `solutions/`.
 """
-
-
-def _read(path):
-    return nbformat.read(path, as_version=4)
-
-
-def numbered():
-    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
-
-
-def title_and_idea(path):
-    """``('03', 'split_and_load by hand', 'a batch is cut ...')`` from a notebook's first cell."""
-    first = _read(path).cells[0].source
-    m = re.match(r'# (\d\d) · (.+)', first)
-    if not m:
-        raise ValueError(f'{os.path.basename(path)}: the first cell must start with "# NN · Title"')
-    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
-    if not idea:
-        raise ValueError(f'{os.path.basename(path)}: the first cell needs a "**The one idea:** ..." paragraph')
-    return m.group(1), m.group(2).strip(), ' '.join(idea.group(1).split())
-
-
-def solutions_of(path):
-    """The worked-solutions notebook of a numbered notebook, or None."""
-    stem = os.path.basename(path)[:-len('.ipynb')]
-    candidate = os.path.join(NOTEBOOKS, 'solutions', f'{stem}-solutions.ipynb')
-    return candidate if os.path.exists(candidate) else None
 
 
 def _link(path, here):
@@ -120,7 +90,7 @@ def _is_nav(cell):
 
 def with_navigation(path):
     """The notebook with exactly one nav cell after the title and one at the end (others removed)."""
-    nb = _read(path)
+    nb = nbtools.read(path)
     body = [c for c in nb.cells if not _is_nav(c)]
     nb.cells = (body[:1] + [_nav_cell(nav_text(path, 'top'), 'top')] + body[1:]
                 + [_nav_cell(nav_text(path, 'bottom'), 'bottom')])
@@ -142,7 +112,7 @@ def contents_notebook():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell('\n'.join(lines).strip())]
     nb.cells[0].id = 'contents'
-    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
+    nb.metadata['kernelspec'] = dict(nbtools.KERNELSPEC)
     return nb
 
 
@@ -158,7 +128,7 @@ def readme_table():
 def planned():
     """``{path: new text}`` of every file whose navigation is not what it should be."""
     out = {}
-    targets = numbered() + sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*-solutions.ipynb')))
+    targets = numbered() + nbtools.solutions()
     for path in targets:
         text = nbformat.writes(with_navigation(path)) + '\n'
         with open(path) as f:
@@ -182,11 +152,11 @@ def main(argv):
     changes = planned()
     for path, text in changes.items():
         if '--check' in argv:
-            print(f'{os.path.relpath(path, ROOT)}: navigation out of date (run python tools/navigation.py)')
+            print(f'{nbtools.rel(path)}: navigation out of date (run make navigation)')
         else:
             with open(path, 'w') as f:
                 f.write(text)
-            print(f'wrote {os.path.relpath(path, ROOT)}')
+            print(f'wrote {nbtools.rel(path)}')
     return 1 if changes and '--check' in argv else 0
 
 

@@ -1,6 +1,6 @@
 """Run the notebooks several times and report every cell whose assertion or compared output changed.
 
-    python tools/repeat_check.py [-n 3] [--hog] [notebooks/NN-*.ipynb ...]    (make repeat N=3 HOG=1)
+    python -m tools.repeat_check [-n 3] [--hog] [notebooks/NN-*.ipynb ...]    (make repeat N=3 HOG=1)
 
 Each run executes every notebook from the top in a fresh kernel, exactly as nbval does (same
 kernel, working directory notebooks/), into a scratch copy: the committed notebooks are not touched.
@@ -19,7 +19,6 @@ raised or a compared output differed.
 """
 import argparse
 import configparser
-import glob
 import os
 import re
 import subprocess
@@ -27,11 +26,12 @@ import sys
 import tempfile
 import time
 
-import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tools import nb as nbtools
+
+ROOT = nbtools.ROOT
 NUMBER = re.compile(r'-?\d+(?:\.\d+)?(?:e[-+]?\d+)?')
 
 
@@ -59,7 +59,7 @@ def text_of(cell, rules):
 def run_once(path, timeout):
     """Execute a copy of the notebook; return ``(cells, seconds)``: per code cell ``(source, tags,
     text output, error or None)``. Execution goes on past a failing cell, as nbval does."""
-    nb = nbformat.read(path, as_version=4)
+    nb = nbtools.read(path)
     client = NotebookClient(nb, timeout=timeout, kernel_name='python3', allow_errors=True,
                             resources={'metadata': {'path': os.path.dirname(path)}})
     start = time.perf_counter()
@@ -77,8 +77,7 @@ def main(argv=None):
     p.add_argument('--hog', action='store_true', help='keep CPU 0 busy during the runs')
     p.add_argument('--timeout', type=int, default=1800, help='seconds per cell')
     args = p.parse_args(argv)
-    paths = args.notebooks or sorted(glob.glob(os.path.join(ROOT, 'notebooks', '[0-9][0-9]-*.ipynb'))
-                                      + glob.glob(os.path.join(ROOT, 'notebooks', 'solutions', '*.ipynb')))
+    paths = args.notebooks or nbtools.numbered() + nbtools.solutions()
     rules = sanitizers()
     hog = None
     if args.hog:
@@ -88,7 +87,7 @@ def main(argv=None):
     try:
         for path in paths:
             path = os.path.abspath(path)
-            committed = nbformat.read(path, as_version=4)
+            committed = nbtools.read(path)
             code = [c for c in committed.cells if c.cell_type == 'code']
             runs, walls = [], []
             for i in range(args.n):
@@ -96,7 +95,7 @@ def main(argv=None):
                     nb, wall = run_once(path, args.timeout)
                 runs.append([c for c in nb.cells if c.cell_type == 'code'])
                 walls.append(wall)
-            name = os.path.relpath(path, ROOT)
+            name = nbtools.rel(path)
             print(f'\n{name}: {args.n} runs, wall time ' + ', '.join(f'{w:.0f} s' for w in walls), flush=True)
             for j, cell in enumerate(code):
                 ignored = 'nbval-ignore-output' in cell.metadata.get('tags', [])

@@ -6,7 +6,7 @@ require.js and jQuery. :func:`install` fetches them from the npm registry into `
 again only when the lock file changes), and the ``copy_*`` functions copy the parts a page loads
 next to the pages that load them, so the output works from a ``file://`` URL with no network.
 
-    python tools/web/assets.py          # install (what `make slides` and `make book` run first)
+    python -m tools.web.assets          # install (what `make slides` and `make book` run first)
 """
 import filecmp
 import os
@@ -65,7 +65,7 @@ def _copy(package, parts, dest):
     for part in parts:
         s, d = os.path.join(src, part), os.path.join(dest, part)
         if not os.path.exists(s):
-            raise FileNotFoundError(f'{package}/{part} is missing: run `python tools/web/assets.py`')
+            raise FileNotFoundError(f'{package}/{part} is missing: run `python -m tools.web.assets`')
         os.makedirs(os.path.dirname(d), exist_ok=True)
         if os.path.isdir(s):
             shutil.copytree(s, d, dirs_exist_ok=True, ignore=shutil.ignore_patterns('*.map'))

@@ -1,15 +1,18 @@
-"""Write the slide metadata of the numbered notebooks (``metadata.slideshow.slide_type``), from
-their cell tags and headings, so that ``make slides`` turns each notebook into a reveal.js deck.
+"""Write the cell metadata the notebooks' tags and headings imply: the slide type of every cell
+(``metadata.slideshow.slide_type``, so that ``make slides`` turns each numbered notebook into a
+reveal.js deck) and, on the heading of every *Under the hood* aside, JupyterLab's
+``jp-MarkdownHeadingCollapsed`` (so the aside opens collapsed; :mod:`tools.nb` defines asides).
 
-    python tools/slides.py                       # every notebooks/NN-*.ipynb (``make slide-metadata``)
-    python tools/slides.py notebooks/04-*.ipynb  # some of them
-    python tools/slides.py --check               # exit 1 if any notebook's metadata is not current
+    python -m tools.cell_metadata                       # every notebooks/NN-*.ipynb (``make metadata``)
+    python -m tools.cell_metadata notebooks/04-*.ipynb  # some of them
+    python -m tools.cell_metadata --check               # exit 1 if any notebook's metadata is not current
 
-Rules, in order (the first that applies decides a cell's slide type):
+Slide types, in order (the first rule that applies decides a cell's type):
 
-1. a cell tagged ``nav`` (written by tools/navigation.py) gets no slide metadata: the deck builder
-   drops navigation cells, and tools/navigation.py rewrites them from scratch;
-2. tagged ``slide-skip`` (code kept for completeness): ``skip``;
+1. a cell tagged ``nav`` (written by tools.navigation) gets no slide metadata: the deck builder
+   drops navigation cells, and tools.navigation rewrites them from scratch;
+2. tagged ``slide-skip`` (code kept for completeness) or ``aside`` (an *Under the hood* aside: the
+   decks leave internals out): ``skip``;
    (a code cell tagged ``slide-hide-input`` is on its slide like any cell, but the deck shows only
    its outputs -- a plotting cell shows its figure, not the plotting code -- so only its outputs
    count towards the slide's height; the deck builder drops the code)
@@ -26,26 +29,25 @@ Rules, in order (the first that applies decides a cell's slide type):
    audience has answered;
 7. everything else continues the current slide (``-``).
 
-The tool changes ``metadata.slideshow`` and nothing else: no source, output or execution count (the
-notebooks are committed executed and nbval re-checks them). It writes a notebook only when its
-metadata changes, in nbformat's own layout, so running it twice changes nothing.
-tests/test_slides.py checks that every notebook's metadata is what this tool writes.
+The tool changes ``metadata.slideshow`` and ``metadata.jp-MarkdownHeadingCollapsed`` and nothing
+else: no source, output or execution count (the notebooks are committed executed and nbval re-checks
+them). It writes a notebook only when its metadata changes, in nbformat's own layout, so running it
+twice changes nothing. tests/test_cell_metadata.py checks that every notebook's metadata is what this
+tool writes.
 """
 import base64
-import glob
 import math
 import os
 import re
 import struct
 import sys
 
-import nbformat
+from tools import nb as nbtools
+from tools.nb import ASIDE, NAV, NOTES
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NOTEBOOKS = os.path.join(ROOT, 'notebooks')
 NAME = re.compile(r'\d\d-[^/]+\.ipynb$')
-
-NAV, SKIP, NOTES, HIDE_INPUT = 'nav', 'slide-skip', 'notes', 'slide-hide-input'
+SKIP, HIDE_INPUT = 'slide-skip', 'slide-hide-input'
+COLLAPSED = 'jp-MarkdownHeadingCollapsed'     # JupyterLab 4's flag of a collapsed heading
 # A slide is 960 x 700 px (nbconvert's reveal template) at a 20 px font: about 24 lines of text.
 SLIDE_LINES = 24
 CHARS_PER_LINE = 80      # prose wraps at about this many characters
@@ -56,14 +58,8 @@ DIAGRAM_LINES = 13       # a markdown image (an img/*.svg diagram): 320 px high,
 HEADING_CHARS = 45       # a heading (twice the height of a line) wraps at about this many characters
 
 
-def _level(text):
-    m = re.match(r'\n*[ ]{0,3}(#{1,6})\s', text)
-    return len(m.group(1)) if m else 0
-
-
-def heading_level(cell):
-    """1 for ``# ...``, 2 for ``## ...``, ...; 0 for a cell that does not start with a heading."""
-    return _level(cell.source) if cell.cell_type == 'markdown' else 0
+_level = nbtools.heading_level
+heading_level = nbtools.cell_heading_level
 
 
 def split_at_headings(source):
@@ -150,7 +146,7 @@ def slide_types(nb):
         if NAV in tags:
             types.append(None)
             continue
-        if SKIP in tags:
+        if SKIP in tags or ASIDE in tags:
             types.append('skip')
             continue
         if NOTES in tags:
@@ -179,9 +175,23 @@ def heading_slide_type(part):
     return 'subslide' if _level(part) == 3 else 'slide'
 
 
+def collapsed(nb):
+    """Whether each cell should carry JupyterLab's collapsed flag: the first cell of every aside."""
+    heads = {first for first, _ in nbtools.asides(nb)}
+    return [i in heads for i in range(len(nb.cells))]
+
+
 def apply(nb):
-    """Set ``metadata.slideshow.slide_type`` of every cell of ``nb``; return True if any changed."""
+    """Set the slide type of every cell of ``nb`` and the collapsed flag of every aside's heading;
+    return True if anything changed."""
     changed = False
+    for cell, fold in zip(nb.cells, collapsed(nb)):
+        if bool(cell.metadata.get(COLLAPSED)) != fold:
+            changed = True
+            if fold:
+                cell.metadata[COLLAPSED] = True
+            else:
+                cell.metadata.pop(COLLAPSED, None)
     for cell, kind in zip(nb.cells, slide_types(nb)):
         slideshow = cell.metadata.get('slideshow', {})
         if slideshow.get('slide_type') == kind:
@@ -198,15 +208,11 @@ def apply(nb):
     return changed
 
 
-def numbered():
-    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
-
-
 def stale(paths=None):
     """``{path: notebook with current metadata}`` of every notebook whose metadata would change."""
     out = {}
-    for path in numbered() if paths is None else paths:
-        nb = nbformat.read(path, as_version=4)
+    for path in nbtools.numbered() if paths is None else paths:
+        nb = nbtools.read(path)
         if apply(nb):
             out[path] = nb
     return out
@@ -217,15 +223,14 @@ def main(argv):
     paths = [p for p in argv if p != '--check']
     decks = [p for p in paths if NAME.search(p.replace(os.sep, '/'))]
     for p in sorted(set(paths) - set(decks)):
-        print(f'{os.path.relpath(p, ROOT)}: not a numbered notebook (no deck), left alone')
+        print(f'{nbtools.rel(p)}: not a numbered notebook (no deck), left alone')
     changes = stale([os.path.abspath(p) for p in decks] if paths else None)
     for path, nb in changes.items():
-        rel = os.path.relpath(path, ROOT)
         if check:
-            print(f'{rel}: slide metadata out of date (run python tools/slides.py)')
+            print(f'{nbtools.rel(path)}: cell metadata out of date (run make metadata)')
         else:
-            nbformat.write(nb, path)
-            print(f'wrote the slide metadata of {rel}')
+            nbtools.write(nb, path)
+            print(f'wrote the cell metadata of {nbtools.rel(path)}')
     return 1 if changes and check else 0
 
 

@@ -1,17 +1,17 @@
-"""The slide metadata tool (tools/slides.py): every notebook's metadata is what the tool writes, the
-tool changes ``metadata.slideshow`` and nothing else, running it twice changes nothing, and the
-rules (tags, headings, height, predict prompts) give the slide types they promise."""
+"""The cell metadata tool (tools.cell_metadata): every notebook's metadata is what the tool writes,
+the tool changes ``metadata.slideshow`` and the asides' collapsed flag and nothing else, running it
+twice changes nothing, and the rules (tags, headings, height, predict prompts, asides) give the slide
+types they promise. Also what the decks and the book make of asides (tools.build_slides,
+tools.build_book)."""
 import copy
 import os
-import sys
 
 import nbformat
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, 'tools'))
-import slides  # noqa: E402
+from tools import build_book, build_slides
+from tools import cell_metadata as slides
+from tools import nb as nbtools
 
 v4 = nbformat.v4
 
@@ -36,17 +36,18 @@ def _without_slideshow(nb):
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         cell.metadata.pop('slideshow', None)
+        cell.metadata.pop(slides.COLLAPSED, None)
     return nb
 
 
-@pytest.mark.parametrize('path', slides.numbered(), ids=os.path.basename)
-def test_slide_metadata_is_what_the_tool_writes(path):
+@pytest.mark.parametrize('path', nbtools.numbered(), ids=os.path.basename)
+def test_cell_metadata_is_what_the_tool_writes(path):
     current = path not in slides.stale([path])
-    assert current, f'slide metadata of {os.path.basename(path)} is out of date: run `make slide-metadata`'
+    assert current, f'cell metadata of {os.path.basename(path)} is out of date: run `make metadata`'
 
 
-@pytest.mark.parametrize('path', slides.numbered(), ids=os.path.basename)
-def test_tool_changes_only_slideshow_metadata_and_is_idempotent(path):
+@pytest.mark.parametrize('path', nbtools.numbered(), ids=os.path.basename)
+def test_tool_changes_only_slideshow_and_collapsed_metadata_and_is_idempotent(path):
     original = nbformat.read(path, as_version=4)
     nb = _without_slideshow(original)
     slides.apply(nb)
@@ -91,11 +92,10 @@ def test_nav_cells_get_no_metadata_and_lose_stale_metadata():
     nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('nav', tags=['nav'])])
     nb.cells[1].metadata['slideshow'] = {'slide_type': 'skip'}
     assert slides.apply(nb)
-    assert 'slideshow' not in nb.cells[1].metadata     # tools/navigation.py writes nav cells bare
+    assert 'slideshow' not in nb.cells[1].metadata     # tools.navigation writes nav cells bare
 
 
 def test_deck_cuts_markdown_at_headings_and_drops_navigation(tmp_path):
-    import build_slides
     nb = v4.new_notebook(cells=[
         _md('# 00 · T'), _md('[next](01-x.ipynb)', tags=['nav']),
         _md('Intro, see [01](01-x.ipynb#part).\n\n## Part two\ntext')])
@@ -134,7 +134,6 @@ def test_hide_input_cells_count_only_their_outputs():
 
 
 def _deck_html(tmp_path, cells):
-    import build_slides
     nb = v4.new_notebook(cells=cells)
     slides.apply(nb)
     path = tmp_path / '00-t.ipynb'
@@ -159,7 +158,51 @@ def test_deck_shows_outputs_of_hide_input_cells_without_their_code_and_no_prompt
 
 
 def test_book_drops_navigation_cells_and_speaker_notes():
-    import build_book
     nb = v4.new_notebook(cells=[_md('# 00 · T'), _md('[next](01-x.ipynb)', tags=['nav']),
                                 _md('Say this, do not show it.', tags=['notes']), _code('x = 1', tags=['slide-skip'])])
     assert [c.source for c in build_book.for_book(nb).cells] == ['# 00 · T', 'x = 1']
+
+
+def _aside_notebook():
+    return v4.new_notebook(cells=[
+        _md('# 00 · T'), _md('## S'), _md('Main line.'),
+        _md('### Under the hood: the engine\n\nIt queues.', tags=['aside']),
+        _code('print(1)', tags=['aside']),
+        _md('## Next'), _md('More.')])
+
+
+def test_an_aside_is_skipped_in_the_deck_and_its_heading_collapsed_in_jupyterlab(tmp_path):
+    nb = _aside_notebook()
+    assert nbtools.asides(nb) == [(3, 4)] and nbtools.aside_problems(nb) == []
+    assert slides.apply(nb)
+    assert slides.slide_types(nb)[3:5] == ['skip', 'skip']
+    assert [bool(c.metadata.get(slides.COLLAPSED)) for c in nb.cells] == [False] * 3 + [True] + [False] * 3
+    nb.cells[3].metadata['tags'] = []                    # no longer an aside: the flag goes
+    nb.cells[4].metadata['tags'] = []
+    assert slides.apply(nb) and not any(c.metadata.get(slides.COLLAPSED) for c in nb.cells)
+    body = _deck_html(tmp_path, _aside_notebook().cells)
+    assert 'It queues' not in body and 'print(1)' not in body and 'Main line' in body
+
+
+def test_the_book_shows_an_aside_as_a_closed_dropdown_round_all_its_cells():
+    nb = build_book.for_book(_aside_notebook())
+    sources = [c.source for c in nb.cells]
+    assert sources[3] == '<details class="aside">\n<summary>Under the hood: the engine</summary>\n\nIt queues.'
+    assert sources[4:7] == ['print(1)', '</details>', '## Next']
+
+
+@pytest.mark.parametrize('cells, problem', [
+    ([_md('Text, no heading', tags=['aside']), _md('## Next')], 'must start with a markdown heading'),
+    ([_md('### Under the hood: x', tags=['aside']), _md('#### inner', tags=['aside']), _md('## Next')],
+     'a heading inside the aside'),
+    ([_md('### Under the hood: x', tags=['aside']), _md('Back to the main line.')], 'must start with a heading'),
+    ([_md('## Under the hood: x', tags=['aside']), _md('### Deeper')], 'must start with a markdown heading'),
+])
+def test_a_malformed_aside_is_named(cells, problem):
+    nb = v4.new_notebook(cells=[_md('# 00 · T')] + cells)
+    assert any(problem in p for p in nbtools.aside_problems(nb)), nbtools.aside_problems(nb)
+
+
+@pytest.mark.parametrize('path', nbtools.numbered() + nbtools.solutions(), ids=os.path.basename)
+def test_every_aside_has_the_form_the_tools_rely_on(path):
+    assert nbtools.aside_problems(nbtools.read(path)) == []

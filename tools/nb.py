@@ -1,0 +1,120 @@
+"""What every tool needs to know about the notebooks: where they are, how to read and write them,
+their titles, tags, headings and *Under the hood* asides (one definition of each).
+
+An **aside** is a run of consecutive cells tagged ``aside``. Its first cell is markdown and starts
+with a heading ``### Under the hood: ...`` (``####`` inside a ``###`` section), the only heading in
+the aside; the cell after it starts with a heading of the same or a higher level, or the notebook
+ends there. JupyterLab then collapses the aside under its heading (``tools.cell_metadata`` marks the
+heading collapsed), the book shows it as a closed dropdown (``tools.build_book``), and the decks
+leave it out (``tools.build_slides``). :func:`aside_problems` says what breaks that form.
+"""
+import glob
+import os
+import re
+
+import nbformat
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOTEBOOKS = os.path.join(ROOT, 'notebooks')
+SOLUTIONS = os.path.join(NOTEBOOKS, 'solutions')
+CONTENTS = os.path.join(NOTEBOOKS, 'contents.ipynb')
+README = os.path.join(ROOT, 'README.md')
+
+NAV, NOTES, ASIDE = 'nav', 'notes', 'aside'
+ASIDE_HEADING = re.compile(r'#{3,4} Under the hood: \S')
+KERNELSPEC = {'name': 'python3', 'display_name': 'Python 3 (ipykernel)', 'language': 'python'}
+
+
+def numbered():
+    """The lessons, in reading order: ``notebooks/NN-*.ipynb``."""
+    return sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
+
+
+def solutions():
+    """The worked solutions: ``notebooks/solutions/NN-*-solutions.ipynb``."""
+    return sorted(glob.glob(os.path.join(SOLUTIONS, '[0-9][0-9]-*-solutions.ipynb')))
+
+
+def solutions_of(path):
+    """The worked-solutions notebook of a numbered notebook, or None."""
+    stem = os.path.basename(path)[:-len('.ipynb')]
+    candidate = os.path.join(SOLUTIONS, f'{stem}-solutions.ipynb')
+    return candidate if os.path.exists(candidate) else None
+
+
+def read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def write(nb, path):
+    """Write in nbformat's own layout (what every tool and ``make execute`` write)."""
+    nbformat.write(nb, path)
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def tags(cell):
+    return set(cell.get('metadata', {}).get('tags', []))
+
+
+def heading_level(text):
+    """1 for text starting ``# ...``, 2 for ``## ...``, ...; 0 if it does not start with a heading."""
+    m = re.match(r'\n*[ ]{0,3}(#{1,6})\s', text)
+    return len(m.group(1)) if m else 0
+
+
+def cell_heading_level(cell):
+    return heading_level(cell.source) if cell.cell_type == 'markdown' else 0
+
+
+def title_and_idea(path, strict=True):
+    """``('03', 'split_and_load by hand', 'a batch is cut ...')`` from a notebook's first cell:
+    ``# NN · Title`` and a paragraph starting ``**The one idea:**``. ``strict``: ValueError when
+    either is missing; otherwise fall back on the file name and an empty idea (a draft)."""
+    first = read(path).cells[0].source
+    m = re.match(r'# (\d\d) · (.+)', first)
+    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
+    name = os.path.basename(path)
+    if strict and not m:
+        raise ValueError(f'{name}: the first cell must start with "# NN · Title"')
+    if strict and not idea:
+        raise ValueError(f'{name}: the first cell needs a "**The one idea:** ..." paragraph')
+    number, title = (m.group(1), m.group(2).strip()) if m else (name[:2], first.split('\n')[0].lstrip('# '))
+    return number, title, ' '.join(idea.group(1).split()) if idea else ''
+
+
+def asides(nb):
+    """``[(first, last), ...]``: the cell indices of every aside (runs of cells tagged ``aside``)."""
+    runs, start = [], None
+    for i, cell in enumerate(nb.cells + [None]):
+        inside = cell is not None and ASIDE in tags(cell)
+        if inside and start is None:
+            start = i
+        elif not inside and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    return runs
+
+
+def aside_problems(nb):
+    """What breaks the aside form (module docstring), as ``['cell 12: ...', ...]``; empty if none."""
+    problems = []
+    for first, last in asides(nb):
+        head = nb.cells[first]
+        level = cell_heading_level(head)
+        if head.cell_type != 'markdown' or not ASIDE_HEADING.match(head.source.lstrip('\n')):
+            problems.append(f'cell {first}: an aside must start with a markdown heading '
+                            '"### Under the hood: ..." (or ####)')
+            continue
+        for i in range(first + 1, last + 1):
+            if cell_heading_level(nb.cells[i]):
+                problems.append(f'cell {i}: a heading inside the aside of cell {first} (only its first '
+                                'cell has one)')
+        if last + 1 < len(nb.cells):
+            after = nb.cells[last + 1]
+            if NAV not in tags(after) and not 0 < cell_heading_level(after) <= level:
+                problems.append(f'cell {last + 1}: the cell after the aside of cell {first} must start with '
+                                f'a heading of level {level} or higher, so that the aside ends there')
+    return problems
