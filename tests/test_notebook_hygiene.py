@@ -10,7 +10,8 @@ import pytest
 
 from conftest import NOTEBOOKS, ROOT
 
-from tools import navigation
+from tools import cell_metadata, navigation
+from tools import nb as nbtools
 
 NUMBERED = sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb')))
 SOLUTIONS = sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*.ipynb')))
@@ -71,3 +72,17 @@ def test_readme_lists_every_notebook():
     readme = open(os.path.join(ROOT, 'README.md')).read()
     for path in NUMBERED:
         assert f'notebooks/{os.path.basename(path)}' in readme, f'README does not list {path}'
+
+
+@pytest.mark.parametrize('path', NUMBERED, ids=os.path.basename)
+def test_the_main_line_fits_a_lecture(path):
+    """At most 2,000 words of markdown outside the asides, about 30 screens of deck, and no internals
+    (C++ names, source paths, test ids) outside an *Under the hood* aside (docs/maintainers.md)."""
+    nb = nbformat.read(path, as_version=4)
+    main = nbtools.main_line(nb)
+    total = sum(nbtools.words(c.source) for _, c in main)
+    assert total <= nbtools.MAIN_LINE_WORDS, f'{total} words on the main line (budget {nbtools.MAIN_LINE_WORDS})'
+    internal = {i: nbtools.INTERNALS.findall(c.source)[:3] for i, c in main if nbtools.INTERNALS.search(c.source)}
+    assert not internal, f'internals on the main line (move them into an Under-the-hood aside): {internal}'
+    screens = cell_metadata.screens(nb)
+    assert screens <= 30, f'a deck of {screens} screens (at most 30)'

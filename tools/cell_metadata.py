@@ -175,6 +175,19 @@ def heading_slide_type(part):
     return 'subslide' if _level(part) == 3 else 'slide'
 
 
+def screens(nb):
+    """How many screens the deck of ``nb`` has: its slides and subslides, the ones a heading inside a
+    markdown cell starts included (what the README's lecture plan counts)."""
+    count = 0
+    for cell, kind in zip(nb.cells, slide_types(nb)):
+        if kind in ('skip', 'notes', None):
+            continue
+        count += kind in ('slide', 'subslide')
+        if cell.cell_type == 'markdown':
+            count += len(split_at_headings(cell.source)) - 1
+    return count
+
+
 def collapsed(nb):
     """Whether each cell should carry JupyterLab's collapsed flag: the first cell of every aside."""
     heads = {first for first, _ in nbtools.asides(nb)}

@@ -118,3 +118,21 @@ def aside_problems(nb):
                 problems.append(f'cell {last + 1}: the cell after the aside of cell {first} must start with '
                                 f'a heading of level {level} or higher, so that the aside ends there')
     return problems
+
+
+# What a student reads first: markdown outside asides, speaker notes and navigation. It fits one
+# lecture (docs/maintainers.md): at most MAIN_LINE_WORDS words, and none of INTERNALS -- a C++ name
+# (`Engine::Push`), a source path (src/.../x.cc) or a test id (tests/test_x.py::name).
+MAIN_LINE_WORDS = 2000
+INTERNALS = re.compile(r'\b\w+::\w+|\bsrc/[\w/]+\.(?:cc|h|cu|cuh)\b|tests/test_\w+\.py::')
+
+
+def main_line(nb):
+    """``[(index, cell)]`` of the markdown cells on the main line."""
+    return [(i, c) for i, c in enumerate(nb.cells)
+            if c.cell_type == 'markdown' and not {ASIDE, NOTES, NAV} & tags(c)]
+
+
+def words(text):
+    """Words as a reader counts them: markdown's `, $, *, #, > and | are not words."""
+    return len(re.sub(r'[`$*#>|]', ' ', text).split())
