@@ -21,12 +21,15 @@ NOTEBOOKS ?=
 NBVAL := --nbval --nbval-current-env --sanitize-with tests/sanitize.cfg --nbval-cell-timeout=$(CELL_TIMEOUT)
 # Jupyter refuses to run as root unless told to; CI and containers are often root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
-# Maintainers: runs per notebook for `make repeat`; HOG=1 keeps one core busy meanwhile.
+# Maintainers: runs per notebook for `make repeat`; HOG=1 keeps one core busy meanwhile. `make
+# every-k`: the device counts, and how many of them run at once.
 N ?= 3
 HOG ?=
+K ?= 1 2 3 4 5 6 7 8
+JOBS ?= 1
 
 .PHONY: help setup data chromium lab test unit slides book metadata lessons navigation execute \
-        repeat bench smoke smoke-pythons clean FORCE
+        repeat every-k bench smoke smoke-pythons clean FORCE
 .DEFAULT_GOAL := help
 
 help: ## list the targets (this text)
@@ -140,6 +143,9 @@ metadata: setup ## rewrite slide types and collapsed asides from the notebooks' 
 
 repeat: setup ## run every notebook N times (HOG=1: one core busy) and report cells that changed
 	$(PY) -m tools.repeat_check -n $(N) $(if $(HOG),--hog,) $(NOTEBOOKS)
+
+every-k: setup ## every notebook at MXDP_DEVICES=cpu:k for k in K (default 1..8): a table of what passed
+	$(PY) -m tools.every_k --k $(K) --jobs $(JOBS) $(NOTEBOOKS)
 
 bench: setup ## run every benchmark in benchmarks/ (about an hour; rewrites their stored results)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -9,6 +9,7 @@ reading and writing them, titles, tags, headings and asides -- is in :mod:`tools
 - ``tools.build_slides``       one reveal.js deck per notebook, offline               (make slides)
 - ``tools.build_book``         the HTML book, offline                                 (make book)
 - ``tools.repeat_check``       run notebooks N times, report what changed             (make repeat)
+- ``tools.every_k``            every notebook at k = 1..8 stand-in devices, a table    (make every-k)
 - ``tools.check_gpu_libraries`` resolve the CUDA libraries mxnet-cu112 needs          (by hand)
 - ``tools.web.assets``         the pinned browser assets of the decks and the book
 
