@@ -14,7 +14,7 @@ import mxnet as mx
 
 from helpers import checks
 
-__all__ = ['time_it', 'compare', 'copy_times', 'fit_alpha_beta']
+__all__ = ['time_it', 'compare', 'copy_times', 'fit_alpha_beta', 'Relation', 'relation']
 
 
 def time_it(fn, repeat=5, warmup=1, sync=True):
@@ -88,3 +88,51 @@ def fit_alpha_beta(sizes, seconds):
     A = np.stack([np.ones_like(n), n], axis=1) / t[:, None]
     (alpha, beta), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
     return float(alpha), float(beta)
+
+
+class Relation:
+    """What a run shows about the claim "``a`` takes at least ``at_least`` times as long as ``b``"
+    (:func:`relation`; notebooks 06, 09). ``ratio`` is median(a) / median(b); ``noise`` the relative
+    spread of the measurements (the interquartile ranges of both, over their medians, compounded);
+    ``verdict`` is ``'shown'`` when even the least favourable reading of the noise keeps the ratio
+    above ``at_least``, ``'refuted'`` when even the most favourable one keeps it below, and
+    ``'too busy'`` when the noise of this run straddles ``at_least``: the machine was too busy to
+    tell. :meth:`check` asserts the claim unless the machine was too busy, and says which it was."""
+
+    def __init__(self, times_a, times_b, at_least, what='a / b'):
+        if len(times_a) < 3 or len(times_b) < 3:
+            raise ValueError('need at least 3 timings of each side to measure their spread')
+        self.what, self.at_least = what, checks.positive(at_least, 'at_least')
+        qa, qb = (np.percentile(t, [25, 50, 75]) for t in (times_a, times_b))
+        self.ratio = qa[1] / qb[1]
+        self.noise = (1 + (qa[2] - qa[0]) / qa[1]) * (1 + (qb[2] - qb[0]) / qb[1]) - 1
+        low, high = self.ratio / (1 + self.noise), self.ratio * (1 + self.noise)
+        self.verdict = 'shown' if low > self.at_least else 'refuted' if high < self.at_least else 'too busy'
+
+    def __str__(self):
+        text = f'{self.what} = {self.ratio:.2f} (noise of this run {self.noise:.0%}; the claim: > {self.at_least:g})'
+        return text + {'shown': ': shown', 'refuted': ': NOT shown', 'too busy':
+                       ': the machine was too busy to tell (run it again on a quieter machine)'}[self.verdict]
+
+    def check(self):
+        """Print what this run shows; AssertionError if it refutes the claim."""
+        print(self)
+        assert self.verdict != 'refuted', str(self)
+        return self
+
+
+def relation(a, b, at_least, repeat=9, what='a / b'):
+    """Time ``a()`` and ``b()`` side by side, ``repeat`` interleaved rounds each (as :func:`compare`),
+    and return the :class:`Relation` "a takes at least ``at_least`` times as long as b" (notebooks 06,
+    09). A timing claim is asserted only where the run can show it: never failed by a busy machine,
+    never passed without being measured."""
+    repeat = checks.whole(repeat, 'repeat', 3)
+    if not (callable(a) and callable(b)):
+        raise TypeError('a and b must be callables')
+    time_it(a, repeat=1, warmup=1)
+    time_it(b, repeat=1, warmup=1)
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        times_a.append(time_it(a, repeat=1, warmup=0))
+        times_b.append(time_it(b, repeat=1, warmup=0))
+    return Relation(times_a, times_b, at_least, what)

@@ -52,3 +52,33 @@ def test_show_displays_the_real_source():
         source.show(42)
     with pytest.raises(ValueError):
         source.show()
+
+
+@pytest.mark.parametrize('a, b, verdict', [
+    ([2.0, 2.0, 2.1, 2.0, 1.9], [1.0, 1.0, 1.0, 1.05, 0.95], 'shown'),        # quiet: 2x, claim 1.3
+    ([1.1, 1.1, 1.1, 1.1, 1.1], [1.0, 1.0, 1.0, 1.0, 1.0], 'refuted'),        # quiet: 1.1x is not > 1.3
+    ([2.0, 0.8, 2.5, 1.2, 3.0], [1.0, 2.0, 0.7, 1.5, 1.1], 'too busy'),       # noise straddles 1.3
+])
+def test_a_timing_relation_is_asserted_only_where_the_run_can_show_it(a, b, verdict, capsys):
+    from helpers.timing import Relation
+    rel = Relation(a, b, 1.3, 'slow / fast')
+    assert rel.verdict == verdict
+    if verdict == 'refuted':
+        with pytest.raises(AssertionError, match='NOT shown'):
+            rel.check()
+    else:
+        rel.check()
+        assert ('too busy' in capsys.readouterr().out) == (verdict == 'too busy')
+
+
+def test_relation_measures_both_sides_and_refuses_bad_input():
+    import time
+    from helpers.timing import relation
+    rel = relation(lambda: time.sleep(0.02), lambda: time.sleep(0.001), 3, repeat=5, what='sleep 20 / 1 ms')
+    assert rel.ratio > 3 and rel.verdict in ('shown', 'too busy')
+    with pytest.raises(TypeError, match='callables'):
+        relation(1, 2, 1.5)
+    with pytest.raises(ValueError, match='repeat'):
+        relation(lambda: 0, lambda: 0, 1.5, repeat=2)
+    with pytest.raises(ValueError, match='at_least'):
+        relation(lambda: 0, lambda: 0, 0)
