@@ -235,3 +235,18 @@ def test_a_running_owner_is_not_a_leftover():
         assert a not in netns.remove_leftovers()
         assert a in netns.namespaces()
     assert ours() == []
+
+
+@needs_netns
+def test_several_runs_cleaning_the_same_leftovers_at_once_all_succeed():
+    """Two test sessions on one machine both remove a dead run's namespaces: whoever deletes one
+    first, the other finds it gone, which is not an error (issue 22: concurrent runs)."""
+    code = ("import os; from helpers import netns; n = netns.Network(clean_leftovers=False); "
+            "n.namespace('a'); n.namespace('b'); os._exit(0)")           # dies without cleaning up
+    dead = subprocess.Popen([sys.executable, '-c', code])
+    assert dead.wait(timeout=60) == 0 and len(ours(dead.pid)) == 2
+    cleaners = [subprocess.Popen([sys.executable, '-c', 'from helpers import netns; netns.remove_leftovers()'],
+                                 stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=60), p.stderr.read()) for p in cleaners]
+    assert all(code == 0 for code, _ in results), results
+    assert ours(dead.pid) == []
