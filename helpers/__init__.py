@@ -28,9 +28,9 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 # enforces it, and fails for a module that is in no layer. tools/, tests/, benchmarks/ and the
 # notebooks sit above all of them; nothing in helpers/ imports them.
 LAYERS = {
-    'infrastructure': ['_mxnet_compat', 'checks', 'devices', 'data', 'timing', 'tracing', 'plot', 'source',
-                       'netns'],
+    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'plot',
+                       'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'models'],
-    'stores and jobs': ['kvstore', 'dist'],
+    'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist'],
     'training': ['train', 'dist_train', 'scaling'],
 }

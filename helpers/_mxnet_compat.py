@@ -20,7 +20,7 @@ below (:func:`engine_defaults`), runs :func:`apply` (import NumPy; if it is >= 1
 aliases), and lets the normal import of ``mxnet`` go on. So:
 
 - a fresh Jupyter kernel's first cell ``import mxnet`` works; the reader does nothing;
-- a process that never imports ``mxnet`` (``helpers/dist.py``'s node shim, pip, the Jupyter server)
+- a process that never imports ``mxnet`` (the node shim ``helpers/job_node.py``, pip, the Jupyter server)
   is untouched: the shim imports nothing in it;
 - with NumPy 1.23.5 (Python 3.9 to 3.11) it changes nothing: the aliases are still there;
 - a failure here never stops Python from starting, nor hides MXNet's own error: it is a warning.

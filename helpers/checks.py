@@ -16,7 +16,7 @@ Every message names the argument, what was given and, where there is one, the fi
 
 Importing this module imports neither MXNet nor NumPy: the checks of numbers (:func:`whole`,
 :func:`positive`) serve processes that must not start MXNet (the node shim of a distributed job,
-helpers/dist.py); the checks of arrays and devices import MXNet when they are called.
+helpers/job.py); the checks of arrays and devices import MXNet when they are called.
 """
 import math
 import numbers

@@ -16,7 +16,7 @@ stays inside the namespaces: nothing here touches the host's own interfaces.
         net.run(a, [sys.executable, 'client.py', link.addr_b], timeout=60)
         sent = netns.counters(a, link.dev_a)['tx_bytes'] - before['tx_bytes']
 
-A parameter-server job across the two "machines" (notebook 09): ``helpers.dist.Job`` runs each
+A parameter-server job across the two "machines" (notebook 09): ``helpers.job.Job`` runs each
 process in its namespace at its address, e.g. ``place={'scheduler': {'netns': a, 'host':
 link.addr_a}, 'server 0': {...a...}, 'worker 0': {...a...}, 'worker 1': {'netns': b, 'host':
 link.addr_b}}``; every process of ``a`` talks to the others of ``a`` over ``a``'s loopback, and
@@ -33,7 +33,7 @@ only what crosses between ``a`` and ``b`` goes through the veth and its caps.
 - :func:`cap`, :func:`uncap` -- the same cap for any namespace, or for the caller's own
   (``ns=None``): a process already inside a namespace can change its own "machine's" rate;
 - :func:`exec_prefix` -- ``['ip', 'netns', 'exec', name]``, to put before any command (e.g. in
-  ``helpers.dist.Job(place=...)``, which takes the namespace name itself);
+  ``helpers.job.Job(place=...)``, which takes the namespace name itself);
 - :func:`leftovers`, :func:`remove_leftovers` -- namespaces of runs whose process is gone.
 
 Guarantees. Names are unique per run: ``mxdp-<pid>-<token>-<label>``, so overlapping runs (two
@@ -53,10 +53,11 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import threading
+
+from helpers import checks, procs
 
 __all__ = ['PREFIX', 'NetnsError', 'available', 'Network', 'Link', 'counters', 'cap', 'uncap',
            'exec_prefix', 'namespaces', 'leftovers', 'remove_leftovers']
@@ -116,8 +117,7 @@ def cap(ns, dev, rate, kind='tbf', burst=None, latency=0.1):
     1 Gbit/s); ``latency``: seconds a packet may wait in the tbf queue before it is dropped. The
     rate counts whole frames (Ethernet, IP and TCP headers included). A veth pair has two
     egresses: cap both ends to cap both directions."""
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
-        raise ValueError(f'rate must be a positive number of bits per second, got {rate!r}')
+    checks.positive(rate, 'rate (bits per second)')
     if kind not in ('tbf', 'htb'):
         raise ValueError(f"kind must be 'tbf' or 'htb', got {kind!r}")
     rate, burst = int(rate), int(burst or DEFAULT_BURST)
@@ -169,28 +169,6 @@ def _pids_in(ns):
     return [int(p) for p in out.split() if p.isdigit()]
 
 
-def _kill_pids(pids, grace):
-    """SIGTERM, wait up to ``grace`` s, then SIGKILL; return the pids still alive."""
-    import psutil
-    procs = []
-    for pid in pids:
-        try:
-            procs.append(psutil.Process(pid))
-        except psutil.Error:
-            pass
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for p in procs:
-            try:
-                p.send_signal(sig)
-            except psutil.Error:
-                pass
-        _, procs = psutil.wait_procs(procs, timeout=grace)
-        procs = [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        if not procs:
-            break
-    return [p.pid for p in procs]
-
-
 def _delete_namespace(ns, grace=2.0):
     """Kill every process inside ``ns``, then delete it. Raises NetnsError if something survives.
     A namespace that another run deletes meanwhile (two test sessions both cleaning the leftovers
@@ -198,7 +176,7 @@ def _delete_namespace(ns, grace=2.0):
     path = os.path.join(NETNS_DIR, ns)
     if not os.path.exists(path):
         return
-    left = _kill_pids(_pids_in(ns), grace)
+    left = procs.kill(_pids_in(ns), grace)
     if left:
         raise NetnsError(f'processes {left} in namespace {ns} survived SIGKILL')
     try:
@@ -334,23 +312,10 @@ class Network:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self._kill_group(proc)
+            procs.kill_group(proc, grace=2.0)
             proc.communicate()
             raise
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-    @staticmethod
-    def _kill_group(proc, grace=2.0):
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            try:
-                proc.wait(timeout=grace)
-                return
-            except subprocess.TimeoutExpired:
-                continue
 
     # ------------------------------------------------------------------ removal
     def close(self):
@@ -363,7 +328,7 @@ class Network:
         errors = []
         for proc in self.procs:
             if proc.poll() is None:
-                self._kill_group(proc)
+                procs.kill_group(proc, grace=2.0)
         for ns in reversed(self.namespaces):
             try:
                 _delete_namespace(ns)

@@ -18,7 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
-from helpers import dist, dist_train
+from helpers import dist, dist_train, launcher, procs
 from helpers.dist_train import my_shard, steps_per_epoch
 
 TRAIN = [sys.executable, '-m', 'helpers.dist_train']
@@ -33,7 +33,7 @@ def assert_all_gone(jobdir, nodes=None):
     assert dist.job_processes(jobdir) == [], 'processes of the job are still running'
     for info in (nodes or {}).values():
         for key in ('pid', 'shim_pid'):
-            assert not dist._alive(info[key]), f'pid {info[key]} is still running'
+            assert not procs.alive(info[key]), f'pid {info[key]} is still running'
 
 
 def test_bad_arguments_are_refused_before_anything_starts():
@@ -47,6 +47,9 @@ def test_bad_arguments_are_refused_before_anything_starts():
         dist.run_local_job(TRAIN, timeout=0)
     with pytest.raises(TypeError):
         dist.run_local_job(TRAIN, timeout='60')
+    for never in (float('inf'), float('nan')):     # a deadline that never comes: refused, not a crash
+        with pytest.raises(ValueError, match='timeout'):
+            dist.run_local_job(TRAIN, timeout=never)
 
 
 def test_each_worker_reads_its_own_part_of_the_data():
@@ -149,7 +152,7 @@ def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tm
     import mxnet as mx
     p0, p1 = (mx.nd.load(str(tmp_path / f'params-rank{r}.params')) for r in (0, 1))
     assert all((p0[k] == p1[k]).min().asscalar() == 1 for k in p0)  # dist_sync: identical weights
-    assert not dist._alive(result.launcher_pid)
+    assert not procs.alive(result.launcher_pid)
     assert_all_gone(result.jobdir, result.nodes)
 
 
@@ -284,7 +287,7 @@ def test_ssh_commands_refuse_values_the_ssh_launcher_cannot_quote():
 def test_the_launcher_patch_reads_launchers_own_option():
     """Only --launcher local pins the scheduler to loopback; a script's own argument 'local' (e.g.
     --kv-store local) does not, and --launcher=local does."""
-    kind = dist._launcher_kind
+    kind = launcher._launcher_kind
     assert kind(['--launcher', 'local', '-n', '2', 'python', 'x.py']) == 'local'
     assert kind(['--launcher=local', '-n', '2', 'python', 'x.py']) == 'local'
     assert kind(['-n', '2', '-H', 'hosts', 'python', 'train.py', '--kv-store', 'local']) == 'ssh'
@@ -322,12 +325,7 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     try:
         output, _ = proc.communicate(timeout=240)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                pass
-            time.sleep(1)
+        procs.kill_group(proc, grace=1.0)
     sessions = [f.read_text() for f in sorted(logs.glob('session-*.log'))]    # 1 server, 2 workers
     assert proc.returncode == 0, output[-2000:] + ''.join(sessions)[-2000:]
     assert sorted(p.name for p in out.glob('result-rank*.json')) == ['result-rank0.json', 'result-rank1.json']

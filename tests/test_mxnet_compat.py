@@ -81,7 +81,7 @@ def test_make_setup_installed_the_pth_file():
 
 
 def test_start_up_imports_nothing(tmp_path):
-    """A process that never imports mxnet (helpers/dist.py's node shim, pip, the Jupyter server)
+    """A process that never imports mxnet (the node shim helpers/job_node.py, pip, the Jupyter server)
     gets no NumPy, no MXNet: the shim only waits for `import mxnet`."""
     result = _python('import sys; print(sorted(m for m in sys.modules if m.split(".")[0] in '
                      '("numpy", "mxnet", "helpers")))', tmp_path)

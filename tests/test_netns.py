@@ -12,10 +12,9 @@ import sys
 import textwrap
 import time
 
-import psutil
 import pytest
 
-from helpers import netns
+from helpers import netns, procs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OK, WHY = netns.available()
@@ -49,11 +48,7 @@ def ours(pid=None):
     return [n for n in netns.namespaces() if n.startswith(f'{netns.PREFIX}-{pid}-')]
 
 
-def alive(pid):
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+alive = procs.alive
 
 
 def test_available_says_why():
@@ -93,8 +88,11 @@ def test_bad_input_is_refused_and_leaves_nothing():
             net.veth(a, 'not-ours')
         b = net.namespace('b')
         link = net.veth(a, b)
-        for rate in (0, -1, '100mbit', True):
-            with pytest.raises(ValueError):
+        for rate in (0, -1, float('inf')):
+            with pytest.raises(ValueError, match='rate'):
+                net.cap(a, link.dev_a, rate)
+        for rate in ('100mbit', True, None):                # one policy: a wrong type is a TypeError
+            with pytest.raises(TypeError, match='rate'):
                 net.cap(a, link.dev_a, rate)
         with pytest.raises(ValueError):
             net.cap(a, link.dev_a, 1e6, kind='netem')
@@ -188,7 +186,7 @@ def test_run_past_its_timeout_kills_the_group():
 
 SCRIPT = textwrap.dedent('''
     import os, sys, time
-    from helpers import netns
+    from helpers import netns, procs
     with netns.Network() as net:
         a, b = net.namespace('a'), net.namespace('b')
         net.veth(a, b)

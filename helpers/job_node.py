@@ -1,0 +1,92 @@
+"""One process of a local parameter-server job: the *node shim* (notebook 08; started by MXNet's
+launcher for ``helpers.job.Job``, as ``python -m helpers.job_node``).
+
+MXNet's launcher starts the same command once per process, with ``DMLC_ROLE`` (scheduler, server,
+worker) and ``DMLC_TASK_ID`` in its environment. That command is this shim. It reads the real
+command from the job directory (``$MXDP_DIST_JOBDIR``), runs it (in its network namespace, at its
+address, if the job has a placement), prefixes every line it prints with the process's name
+(``[worker 1] ...``), and records its pid and its exit status in the job directory, which is what
+``helpers.job.Job.poll`` reads. A watchdog kills the command 30 s past the job's deadline, even if
+whoever started the job is gone. Standard library only: importing ``mxnet`` here would turn the
+shim itself into a server.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+__all__ = []     # a script: python -m helpers.job_node
+
+JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
+DEADLINE_ENV = 'MXDP_DIST_DEADLINE'
+
+
+def _node_name(env):
+    role = env.get('DMLC_ROLE', '?')
+    if role == 'scheduler':
+        return 'scheduler'
+    task = int(env.get('DMLC_TASK_ID', '0'))
+    if role == 'server':
+        return f'server {task - int(env.get("DMLC_NUM_WORKER", "0"))}'
+    return f'{role} {task}'
+
+
+def _write_json(path, obj):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def _status_file(jobdir, name, kind):
+    return os.path.join(jobdir, f'{name.replace(" ", "-")}.{kind}.json')
+
+
+def _node_main():
+    """One process of the job: run the real command (in its network namespace, if the job has a
+    placement), prefix its output, record its pid and exit status."""
+    jobdir = os.environ[JOBDIR_ENV]
+    name = _node_name(os.environ)
+    with open(os.path.join(jobdir, 'command.json')) as f:
+        command = json.load(f)
+    env = dict(os.environ)
+    place = {}
+    if os.path.exists(os.path.join(jobdir, 'place.json')):
+        with open(os.path.join(jobdir, 'place.json')) as f:
+            place = json.load(f).get(name, {})
+    if place.get('host'):
+        env['DMLC_NODE_HOST'] = place['host']         # the address this process binds and announces
+    if place.get('netns'):
+        command = ['ip', 'netns', 'exec', place['netns']] + command   # setns, then exec: same pid
+    try:
+        child, error = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, env=env), None
+    except OSError as exc:  # e.g. no such program: report it as this process's failure
+        child, error = None, exc
+    _write_json(_status_file(jobdir, name, 'start'),
+                {'name': name, 'role': os.environ.get('DMLC_ROLE'),
+                 'pid': child.pid if child else os.getpid(),
+                 'shim_pid': os.getpid(), 'port': os.environ.get('DMLC_PS_ROOT_PORT')})
+    if child is None:
+        sys.stdout.write(f'[{name}] cannot start {command[0]!r}: {error}\n')
+        sys.stdout.flush()
+        _write_json(_status_file(jobdir, name, 'exit'), {'exit': 127})
+        sys.exit(127)
+    # Backstop: even if whoever started the job is gone, nothing outlives its deadline by long.
+    left = float(os.environ.get(DEADLINE_ENV, time.time() + 3600)) + 30 - time.time()
+    watchdog = threading.Timer(max(left, 0), child.kill)
+    watchdog.daemon = True
+    watchdog.start()
+    for raw in child.stdout:
+        sys.stdout.write(f'[{name}] {raw.decode(errors="replace").rstrip()}\n')
+        sys.stdout.flush()
+    code = child.wait()
+    watchdog.cancel()
+    _write_json(_status_file(jobdir, name, 'exit'), {'exit': code})
+    sys.exit(code if code >= 0 else 128 - code)
+
+
+if __name__ == '__main__':
+    _node_main()
