@@ -33,6 +33,7 @@ from mxnet import gluon
 
 from helpers.data import ArrayLoader, load_arrays
 from helpers.devices import forced_standins, num_gpus
+from helpers.job_node import progress
 from helpers.models import lenet
 from helpers.split import shard_bounds
 from helpers.train import evaluate_accuracy, train_batch
@@ -198,6 +199,7 @@ class _Recorder:
         self.stamps.append(time.time())
         self.net.append(network_bytes())
         self.losses.append(sum(float(l.asscalar()) for l in losses))
+        progress(len(self.losses))                      # for the job runner: a step was finished
         if len(self.losses) == 1 and self.out:     # weights after the first step (not gradients:
             np.savez(os.path.join(self.out, f'first-step-rank{self.rank}.npz'),   # see train_worker)
                      **{k: p.data(p.list_ctx()[0]).asnumpy() for k, p in net.collect_params().items()})
@@ -244,6 +246,7 @@ def main(argv=None):
     record = _Recorder(args, kv.rank, args.out)
     net = train_worker(kv, devices, X, y, args.batch_size, steps, args.lr, epochs, args.seed,
                        on_step=record)
+    progress(len(record.losses), final=True)    # evaluating now: no more steps to wait for
     Xt, yt = load_arrays(train=False)
     acc = evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices)
     n = len(record.losses)

@@ -38,7 +38,8 @@ from helpers import checks, procs
 from helpers.job_node import DEADLINE_ENV, JOBDIR_ENV, _status_file, _write_json
 from helpers.launcher import LOOPBACK, ROOT_URI_ENV
 
-__all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'job_processes']
+__all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'DistJobStalled',
+           'job_processes', 'STALL_FACTOR', 'STALL_FLOOR', 'STALL_CEILING']
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,6 +59,18 @@ class DistJobError(RuntimeError):
 
 class DistJobTimeout(DistJobError, TimeoutError):
     """A distributed job ran past its timeout; every process was stopped (notebook 08)."""
+
+
+class DistJobStalled(DistJobError):
+    """No worker of a distributed job finished a step for much longer than its steps take: a cut
+    link, a frozen server (ps-lite has no failure detection); every process was stopped (notebook 08)."""
+
+
+# A job stalls when no worker reports a finished step for STALL_FACTOR times the slowest worker's
+# median step time (its own measured steps, helpers.job_node.progress), but never less than
+# STALL_FLOOR seconds (a step that waits for the machine) nor more than STALL_CEILING (so that a stall
+# is reported within a minute). Jobs whose workers report no steps are bounded by their timeout only.
+STALL_FACTOR, STALL_FLOOR, STALL_CEILING = 20, 5.0, 45.0
 
 
 class JobResult:
@@ -146,6 +159,8 @@ class Job:
         self.expected = (['scheduler'] + [f'server {i}' for i in range(num_servers)]
                          + [f'worker {i}' for i in range(num_workers)])
         self.timeout, self.lines, self.nodes = float(timeout), [], {}
+        self.heard, self.steps = {}, {}     # last line of each process; each worker's (step, time) reports
+        self.finished_training = set()      # workers past their last step (evaluating, writing results)
         self._say = print if echo is True else (lambda line: None) if not echo else echo
         self._out, self._launcher_done_at, self._stopped = queue.Queue(), None, False
         self.jobdir = tempfile.mkdtemp(prefix='mxdp-dist-')
@@ -200,6 +215,7 @@ class Job:
             else:
                 who, text, line = 'launcher', line, f'[launcher] {line}'
             self.lines.append((who, text))
+            self.heard[who] = (time.monotonic(), text)
             self._say(line)
 
     def seconds(self):
@@ -248,7 +264,57 @@ class Job:
             self.wall_time = self.seconds()
             return True
         self._check_launcher()
+        self._check_progress()
         return False
+
+    def stall_limit(self):
+        """Seconds without a finished step after which the job counts as stalled (``STALL_*``
+        above), or None while no worker has reported two steps (nothing measured yet)."""
+        medians = []
+        for reports in self.steps.values():
+            times = [t for _, t in reports[-21:]]
+            gaps = sorted(b - a for a, b in zip(times, times[1:]))
+            if gaps:
+                medians.append(gaps[len(gaps) // 2])
+        if not medians:
+            return None
+        return min(max(STALL_FACTOR * max(medians), STALL_FLOOR), STALL_CEILING)
+
+    def _check_progress(self):
+        for name in self.expected:
+            if not name.startswith('worker'):
+                continue
+            try:
+                with open(_status_file(self.jobdir, name, 'progress')) as f:
+                    report = json.load(f)
+            except (OSError, ValueError):        # none yet, or being replaced right now
+                continue
+            reports = self.steps.setdefault(name, [])
+            if not reports or report['step'] != reports[-1][0]:
+                reports.append((report['step'], report['time']))
+            if report['final']:
+                self.finished_training.add(name)
+        active = [n for n in self.steps if self.nodes.get(n, {}).get('exit') is None
+                  and n not in self.finished_training]
+        limit = self.stall_limit()
+        if not active or limit is None:
+            return
+        now = time.time()
+        quiet = now - max(self.steps[n][-1][1] for n in active)
+        if quiet > limit:
+            self.fail(DistJobStalled, self.stall_report(active, quiet, limit, now))
+
+    def stall_report(self, active, quiet, limit, now):
+        """What the error of a stalled job says: who stopped, and what was last heard from each."""
+        steps = '; '.join(f'{n} finished step {self.steps[n][-1][0]} {now - self.steps[n][-1][1]:.0f} s ago'
+                          for n in active)
+        clock = time.monotonic()
+        heard = '; '.join(f'{n}: {self.heard[n][1][:120]!r} ({clock - self.heard[n][0]:.0f} s ago)'
+                          if n in self.heard else f'{n}: nothing printed' for n in self.expected)
+        return (f'the job made no progress for {quiet:.0f} s (limit {limit:.1f} s: {STALL_FACTOR} times the '
+                f'slowest worker\'s median step, at least {STALL_FLOOR:g} s) and was stopped: {steps}. '
+                f'Last heard: {heard}. A cut network or a frozen process: ps-lite itself '
+                'never notices')
 
     def _bind_hint(self, name, info):
         """ps-lite's 'bind failed' (3rdparty/ps-lite/src/van.cc) explained: the port was taken."""

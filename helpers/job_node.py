@@ -7,7 +7,9 @@ command from the job directory (``$MXDP_DIST_JOBDIR``), runs it (in its network 
 address, if the job has a placement), prefixes every line it prints with the process's name
 (``[worker 1] ...``), and records its pid and its exit status in the job directory, which is what
 ``helpers.job.Job.poll`` reads. A watchdog kills the command 30 s past the job's deadline, even if
-whoever started the job is gone. Standard library only: importing ``mxnet`` here would turn the
+whoever started the job is gone. A worker's training loop reports each finished step with
+:func:`progress`, so that the runner can tell a job that stopped moving (a cut link, a frozen
+server) from a slow one. Standard library only: importing ``mxnet`` here would turn the
 shim itself into a server.
 """
 import json
@@ -17,7 +19,7 @@ import sys
 import threading
 import time
 
-__all__ = []     # a script: python -m helpers.job_node
+__all__ = ['progress']
 
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
 DEADLINE_ENV = 'MXDP_DIST_DEADLINE'
@@ -42,6 +44,17 @@ def _write_json(path, obj):
 
 def _status_file(jobdir, name, kind):
     return os.path.join(jobdir, f'{name.replace(" ", "-")}.{kind}.json')
+
+
+def progress(step, final=False):
+    """Tell the job runner that this worker finished training step ``step`` (``final=True`` after its
+    last one): ``helpers.job.Job`` stops a job in which no worker makes progress for much longer than
+    its steps take (notebook 08; ``helpers.dist_train`` calls it after every step). Outside a job of
+    ``helpers.job`` it does nothing."""
+    jobdir = os.environ.get(JOBDIR_ENV)
+    if jobdir and os.path.isdir(jobdir):
+        _write_json(_status_file(jobdir, _node_name(os.environ), 'progress'),
+                    {'step': int(step), 'time': time.time(), 'final': bool(final)})
 
 
 def _node_main():

@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from helpers import dist, dist_train, launcher, procs
+from helpers import job as job_module
 from helpers.dist_train import my_shard, steps_per_epoch
 
 TRAIN = [sys.executable, '-m', 'helpers.dist_train']
@@ -381,3 +382,81 @@ def test_a_scheduler_that_could_not_bind_its_port_is_explained():
     hint = job._bind_hint('scheduler', {'port': '9091'})
     assert 'could not bind port 9091' in hint and 'Start the job again' in hint
     assert job._bind_hint('worker 0', {'port': '9091'}) == ''
+
+
+# --- Faults that kill nothing (issue 22): ps-lite has no failure detection, so a cut link or a frozen
+# server would leave every process waiting until the job's own timeout. The runner watches the
+# workers' finished steps (helpers.job_node.progress) and stops a job that stopped moving.
+FAULTY = TRAIN + ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '60000', '--n-test', '500',
+                  '--batch-size', '32']
+
+
+def _run_with_fault(fault, place=None, after_steps=15, timeout=240):
+    """Run FAULTY, call ``fault(job)`` once both workers have finished ``after_steps`` steps, and
+    return ``(error, seconds from the fault to the error, job)``."""
+    job = dist.Job(FAULTY, 2, 1, timeout=timeout, echo=False, place=place)
+    at = None
+    try:
+        with pytest.raises(dist.DistJobError) as info:
+            while not job.poll():
+                if at is None and len(job.steps) == 2 and min(r[-1][0] for r in job.steps.values()) >= after_steps:
+                    fault(job)
+                    at = time.monotonic()
+                if job.expired():
+                    job.fail(dist.DistJobTimeout, 'timeout')
+                time.sleep(0.1)
+    finally:
+        job.stop()
+    assert at is not None, f'the fault was never injected: {info.value}'
+    return info.value, time.monotonic() - at, job
+
+
+def _assert_stalled(error, seconds, job):
+    message = str(error)
+    assert isinstance(error, dist.DistJobStalled), message
+    assert seconds < 60, f'stopped {seconds:.0f} s after the fault'
+    assert 'no progress' in message and 'worker 0 finished step' in message and 'worker 1 finished step' in message
+    assert 'Last heard' in message and 'server 0' in message and 'scheduler' in message
+    limit = job.stall_limit()
+    assert job_module.STALL_FLOOR <= limit <= job_module.STALL_CEILING
+    assert_all_gone(error.jobdir, error.nodes)
+    assert not os.path.exists(error.jobdir)
+
+
+def test_a_frozen_server_stalls_the_job_which_is_stopped_with_the_cause_named():
+    error, seconds, job = _run_with_fault(lambda job: os.kill(job.nodes['server 0']['pid'], signal.SIGSTOP))
+    _assert_stalled(error, seconds, job)
+
+
+@pytest.mark.skipif(not __import__('helpers.netns').netns.available()[0], reason='no network namespaces here')
+def test_a_cut_link_stalls_the_job_which_is_stopped_with_the_cause_named():
+    from helpers import netns, placement
+    with netns.Network() as net:
+        place, link = placement.two_hosts(net, 2)
+
+        def cut(job):
+            subprocess.run(['ip', '-n', link.ns_b, 'link', 'set', link.dev_b, 'down'], check=True, timeout=30)
+        error, seconds, job = _run_with_fault(cut, place=place)
+        namespaces = [link.ns_a, link.ns_b]
+    _assert_stalled(error, seconds, job)
+    assert not set(namespaces) & set(netns.namespaces())
+
+
+def test_a_killed_scheduler_ends_the_job_naming_it():
+    error, seconds, _ = _run_with_fault(lambda job: os.kill(job.nodes['scheduler']['pid'], signal.SIGKILL))
+    assert not isinstance(error, dist.DistJobTimeout) and 'scheduler' in str(error).split(';')[0], str(error)
+    assert seconds < 60
+    assert_all_gone(error.jobdir, error.nodes)
+
+
+def test_the_stall_limit_follows_the_measured_step_time():
+    job = dist.Job.__new__(dist.Job)
+    job.steps = {}
+    assert job.stall_limit() is None                                  # nothing measured yet
+    job.steps = {'worker 0': [(i, 100 + 0.1 * i) for i in range(30)],
+                 'worker 1': [(i, 100 + 0.5 * i) for i in range(30)]}
+    assert job.stall_limit() == pytest.approx(job_module.STALL_FACTOR * 0.5)   # the slowest worker's median
+    job.steps = {'worker 0': [(0, 0.0), (1, 0.01)]}
+    assert job.stall_limit() == job_module.STALL_FLOOR
+    job.steps = {'worker 0': [(0, 0.0), (1, 60.0)]}
+    assert job.stall_limit() == job_module.STALL_CEILING
