@@ -150,6 +150,9 @@ navigation: setup
 	$(PY) tools/navigation.py
 repeat: setup
 	$(PY) tools/repeat_check.py -n $(N) $(if $(HOG),--hog,) $(NOTEBOOKS)
+# The student edition for nbgrader (docs/assignments.md): build/assignments/source and release.
+assignments: setup
+	$(PY) -m tools.assignments
 
 # --- Every supported Python (issue 13). `make smoke`: the smoke subset in this venv -- unit tests
 # (not the browser tests) and notebooks 00 and 08 (the distributed one) under nbval. `make

@@ -60,7 +60,8 @@ def test_a_stub_is_not_written_yet_never_a_traceback(qualname):
 
 
 def test_a_function_that_calls_a_stub_names_the_stub():
-    ring = _define('def allreduce_ring(arrays, send=copy_to):\n    return all_gather(reduce_scatter(arrays, send), send)\n'
+    ring = _define('def allreduce_ring(arrays, send=copy_to):\n'
+                   '    return all_gather(reduce_scatter(arrays, send), send)\n'
                    'def reduce_scatter(arrays, send=copy_to):\n    raise NotImplementedError\n', 'allreduce_ring')
     report = verify('helpers.comm.allreduce_ring', ring)
     assert 'it calls reduce_scatter, which is not written yet' in report.text()
