@@ -206,7 +206,7 @@ class Replay:
                                                lw=0.8, hatch='//' if wrong else None))
                 text = self.states[s][i][c]
                 ax.text(c + width / 2, i + 0.5, 'none' if text == 'nothing' else text, ha='center',
-                        va='center', fontsize=fontsize if len(text) <= 5 else fontsize - 1,
+                        va='center', fontsize=fontsize if len(text) <= 4 else fontsize - 1,
                         color='white' if done else 'black', fontweight='bold' if done else 'normal')
         if s >= 1:
             for m in self.steps[s - 1]:
