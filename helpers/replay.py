@@ -49,7 +49,7 @@ def encode(k, size, reduced=False):
 
 
 def holding(values, k, size):
-    """Decode recorded values: ``[(element, counts)]``, ``counts[d]`` = how many times device ``d``'s
+    """Decode recorded values (notebook 04): ``[(element, counts)]``, ``counts[d]`` = how many times device ``d``'s
     value is in it; ``(None, counts)`` where the element is not one of the array's, ``(None, None)``
     where the value is not a sum of recorded values at all."""
     out = []
@@ -71,7 +71,8 @@ def holding(values, k, size):
 
 
 def label(counts):
-    """``(1, 1, 0, 1)`` -> ``'0+1+3'``; runs of three or more as ``'0–3'``; a device counted twice
+    """What a device holds, in words (notebook 04): ``(1, 1, 0, 1)`` -> ``'0+1+3'``; runs of three
+    or more as ``'0–3'``; a device counted twice
     appears twice (``'0+1+1'``); ``'nothing'``; ``'?'`` for values that are not where they belong."""
     if counts is None:
         return '?'
@@ -89,9 +90,9 @@ def label(counts):
 
 
 class Message:
-    """One call of ``send(x, to)``: from device ``src`` to device ``dst``, ``nbytes`` bytes holding
-    ``counts`` of ``elements`` (a range, or None), which is chunk ``chunk`` (or None); ``op`` is
-    'adds' or 'copies' (what the receiver did with it), found from the next recorded state."""
+    """One call of ``send(x, to)`` in a replay (notebook 04): from device ``src`` to device ``dst``,
+    ``nbytes`` bytes holding ``counts`` of ``elements`` (a range, or None), which is chunk ``chunk`` (or None);
+    ``op`` is 'adds' or 'copies' (what the receiver did with it), found from the next recorded state."""
 
     def __init__(self, src, dst, nbytes, held, chunks):
         self.src, self.dst, self.nbytes = src, dst, nbytes
@@ -115,7 +116,7 @@ class Message:
 
 
 class Replay:
-    """A recorded collective (:func:`record`): ``states[s][i][c]`` is the label of what device ``i``
+    """A recorded collective (:func:`record`, notebook 04): ``states[s][i][c]`` is the label of what device ``i``
     holds in chunk ``c`` after step ``s`` (``states[0]``: before the first step); ``steps[s]`` the
     messages of step ``s + 1``; ``links[s]`` the bytes sent on each link ``(src, dst)`` up to it."""
 
