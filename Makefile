@@ -28,8 +28,8 @@ HOG ?=
 K ?= 1 2 3 4 5 6 7 8
 JOBS ?= 1
 
-.PHONY: help setup data chromium lab test unit slides book metadata lessons navigation execute \
-        repeat every-k bench smoke smoke-pythons clean FORCE
+.PHONY: help setup data chromium lab test unit slides book assignments metadata lessons navigation \
+        execute repeat every-k bench smoke smoke-pythons clean FORCE
 .DEFAULT_GOAL := help
 
 help: ## list the targets (this text)
@@ -143,6 +143,9 @@ metadata: setup ## rewrite slide types and collapsed asides from the notebooks' 
 
 repeat: setup ## run every notebook N times (HOG=1: one core busy) and report cells that changed
 	$(PY) -m tools.repeat_check -n $(N) $(if $(HOG),--hog,) $(NOTEBOOKS)
+
+assignments: setup ## the student edition for nbgrader, in build/assignments/ (docs/assignments.md)
+	$(PY) -m tools.assignments
 
 every-k: setup ## every notebook at MXDP_DEVICES=cpu:k for k in K (default 1..8): a table of what passed
 	$(PY) -m tools.every_k --k $(K) --jobs $(JOBS) $(NOTEBOOKS)

@@ -11,6 +11,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``split``      split_and_load by hand: even, uneven, weighted                  -- notebook 03
 - ``comm``       allreduce by hand: naive and ring; byte counting               -- notebook 04
 - ``costmodel``  the alpha-beta-gamma cost model, published link bandwidths     -- notebooks 04, 09
+- ``replay``     a collective replayed step by step from its send hook          -- notebook 04
 - ``models``     LeNet (by hand and in Gluon), d2l's ResNet-18                   -- notebooks 05, 06
 - ``train``      the training step by hand and with Gluon, evaluation, the loop -- notebooks 05, 06
 - ``kvstore``    KVStore measurements: push/pull time, memory, compression      -- notebook 07
@@ -19,6 +20,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
 - ``scaling``    large batches and the speed-up model                           -- notebook 09
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
+- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-06
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
 """
@@ -30,7 +32,7 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'plot',
                        'source', 'netns'],
-    'lessons': ['split', 'comm', 'costmodel', 'models'],
+    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist'],
-    'training': ['train', 'dist_train', 'scaling'],
+    'training': ['train', 'dist_train', 'scaling', 'lessoncheck'],
 }

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers import comm
+from helpers import comm, lessoncheck
 from helpers.comm import CommStats, all_gather, allreduce, allreduce_naive, allreduce_ring, owner_chunk, reduce_scatter
-from helpers.split import shard_bounds
 from helpers.costmodel import (cost_naive, cost_rabenseifner, cost_ring, cost_tree, naive_bytes_per_device,
                                ring_bytes_per_device, ring_lower_bound)
 
@@ -19,17 +18,10 @@ shapes = st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
 @given(k=st.integers(1, 8), shape=shapes, seed=st.integers(0, 2**16),
        algorithm=st.sampled_from(ALGORITHMS), dtype=st.sampled_from(['float32', 'float64']))
 def test_allreduce_equals_the_numpy_sum_with_identical_bits_on_every_device(k, shape, seed, algorithm, dtype):
+    """helpers.lessoncheck's law, which the readers' checks sweep over fixed cases, on random ones."""
     if algorithm is allreduce_ring and int(np.prod(shape)) < k:
         shape = (k,)
-    rng = np.random.default_rng(seed)
-    xs = [rng.standard_normal(shape).astype(dtype) for _ in range(k)]
-    arrays = [mx.nd.array(x, ctx=c, dtype=dtype) for x, c in zip(xs, CTX)]
-    out = algorithm(arrays)
-    assert out is arrays
-    for a, c in zip(arrays, CTX):
-        assert a.context == c and a.shape == shape and a.dtype == np.dtype(dtype)
-        np.testing.assert_allclose(a.asnumpy(), np.sum(xs, axis=0), rtol=1e-5, atol=1e-5)
-        np.testing.assert_array_equal(a.asnumpy(), arrays[0].asnumpy())   # every chunk summed once
+    lessoncheck.law_allreduce_sums(algorithm, k, shape, dtype, seed)
 
 
 @settings(max_examples=60, deadline=None)
@@ -37,22 +29,11 @@ def test_allreduce_equals_the_numpy_sum_with_identical_bits_on_every_device(k, s
        dtype=st.sampled_from(['float32', 'float64']))
 def test_the_ring_halves_each_do_their_half(k, size, seed, dtype):
     """reduce_scatter leaves device i the sum of chunk owner_chunk(i, k); all_gather then copies every
-    finished chunk to every device, bit for bit (notebooks 04, 11)."""
+    finished chunk to every device, bit for bit (notebooks 04, 11; helpers.lessoncheck's laws)."""
     size = max(size, k)
-    rng = np.random.default_rng(seed)
-    xs = [rng.standard_normal(size).astype(dtype) for _ in range(k)]
-    arrays = [mx.nd.array(x, ctx=c, dtype=dtype) for x, c in zip(xs, CTX)]
-    assert reduce_scatter(arrays) is arrays
-    chunks = shard_bounds(size, k)
     assert sorted(owner_chunk(i, k) for i in range(k)) == list(range(k))     # every chunk has one owner
-    for i, a in enumerate(arrays):
-        b, e = chunks[owner_chunk(i, k)]
-        np.testing.assert_allclose(a.asnumpy()[b:e], np.sum(xs, axis=0)[b:e], rtol=1e-5, atol=1e-5)
-    owned = [a.asnumpy()[slice(*chunks[owner_chunk(i, k)])] for i, a in enumerate(arrays)]
-    assert all_gather(arrays) is arrays
-    for a in arrays:
-        for i in range(k):
-            np.testing.assert_array_equal(a.asnumpy()[slice(*chunks[owner_chunk(i, k)])], owned[i])
+    lessoncheck.law_reduce_scatter_owns(reduce_scatter, k, (size,), dtype, seed)
+    lessoncheck.law_all_gather_copies(all_gather, k, (size,), dtype, seed)
 
 
 def test_ring_with_fewer_elements_than_devices_is_a_clear_error():

@@ -6,7 +6,8 @@ import pytest
 from mxnet import nd
 from d2l import mxnet as d2l
 
-from helpers.models import (LENET_SHAPES, Residual, init_lenet_params, lenet, lenet_scratch,
+from helpers import lessoncheck
+from helpers.models import (Residual, init_lenet_params, lenet, lenet_scratch,
                             replicate_params, resnet18)
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
@@ -17,17 +18,8 @@ def values(net, ctx):
 
 
 def test_init_lenet_params_shapes_bounds_and_determinism():
-    a, b, c = init_lenet_params(0), init_lenet_params(np.int64(0)), init_lenet_params(1)
-    assert [p.shape for p in a] == [shape for _, shape in LENET_SHAPES]
-    for (name, _), p, q, r in zip(LENET_SHAPES, a, b, c):
-        assert p.dtype == np.float32 and p.context == mx.cpu()
-        np.testing.assert_array_equal(p.asnumpy(), q.asnumpy())
-        if name.endswith('bias'):
-            assert not p.asnumpy().any()
-        else:
-            assert not np.array_equal(p.asnumpy(), r.asnumpy())
-            fan_in, fan_out = int(np.prod(p.shape[1:])), p.shape[0] * int(np.prod(p.shape[2:]))
-            assert np.abs(p.asnumpy()).max() <= np.sqrt(6 / (fan_in + fan_out))
+    for seed in (0, 1, 7):                  # helpers.lessoncheck's law (the readers' check_init_lenet_params)
+        lessoncheck.law_init_lenet_params(init_lenet_params, seed)
 
 
 @pytest.mark.parametrize('seed,error', [(0.5, TypeError), ('0', TypeError), (True, TypeError), (-1, ValueError)])
@@ -37,15 +29,9 @@ def test_init_lenet_params_refuses_bad_seeds(seed, error):
 
 
 def test_scratch_lenet_equals_gluon_lenet_with_the_same_weights():
-    params = init_lenet_params(3)
-    net = lenet([mx.cpu(0)])
-    assert [p.shape for p in net.collect_params().values()] == [p.shape for p in params]
-    for gp, p in zip(net.collect_params().values(), params):
-        gp.set_data(p)
-    X = nd.random.uniform(shape=(4, 1, 28, 28))
-    out = lenet_scratch(X, params)
-    assert out.shape == (4, 10)
-    np.testing.assert_allclose(out.asnumpy(), net(X).asnumpy(), rtol=1e-5, atol=1e-6)
+    """... on the device of its input (helpers.lessoncheck's law, the readers' check_lenet_scratch)."""
+    for seed, n in ((0, 1), (3, 4)):
+        lessoncheck.law_lenet_like_gluon(lenet_scratch, seed, n)
 
 
 def test_scratch_lenet_computes_on_the_device_of_its_input():
@@ -54,13 +40,8 @@ def test_scratch_lenet_computes_on_the_device_of_its_input():
 
 
 def test_replicate_params_makes_independent_copies_with_gradient_buffers():
-    params = init_lenet_params(0)
-    r0, r1 = replicate_params(params, mx.cpu(0)), replicate_params(params, mx.cpu(1))
-    assert all(p.context == mx.cpu(1) and p.grad is not None and p.grad.context == mx.cpu(1) for p in r1)
-    for p, q in zip(params, r1):
-        np.testing.assert_array_equal(p.asnumpy(), q.asnumpy())
-    r1[0][:] = 0
-    assert r0[0].asnumpy().any() and params[0].asnumpy().any()
+    for device in (0, 1, 3):                # helpers.lessoncheck's law (the readers' check_replicate_params)
+        lessoncheck.law_replicate_params(replicate_params, device)
 
 
 def test_lenet_same_seed_same_weights_on_any_number_of_devices():

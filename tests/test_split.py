@@ -3,9 +3,8 @@ import mxnet as mx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from mxnet.gluon.utils import split_and_load as gluon_split_and_load
 
-from helpers import split
+from helpers import lessoncheck, split
 from helpers.split import shard_bounds, shard_sizes, split_and_load, split_batch
 
 CTX = [mx.cpu(i) for i in range(8)]
@@ -19,23 +18,12 @@ def _data(n, rest=(3,)):
 def test_same_shards_as_gluon_uneven_split():
     """Ours == gluon.utils.split_and_load(even_split=False) wherever every device gets an example,
     for every batch size n from 1 to 40 on every k from 1 to 8 devices (all 320 pairs); with a
-    divisible batch also == Gluon's default (even_split=True); with n < k ours refuses."""
+    divisible batch also == Gluon's default (even_split=True); with n < k ours refuses. The law is
+    helpers.lessoncheck's, which the readers' check_split_and_load sweeps over the same pairs."""
     checked = 0
     for n in range(1, 41):
         for k in range(1, 9):
-            data, ctx = _data(n), CTX[:k]
-            if n < k:
-                with pytest.raises(ValueError, match='no example'):
-                    split_and_load(data, ctx)
-                checked += 1
-                continue
-            ours = split_and_load(data, ctx)
-            for even in ([False, True] if n % k == 0 else [False]):
-                theirs = gluon_split_and_load(data, ctx, even_split=even)
-                assert len(ours) == len(theirs) == k, (n, k, even)
-                for a, b, c in zip(ours, theirs, ctx):
-                    assert a.context == b.context == c and a.shape == b.shape, (n, k, even)
-                    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+            lessoncheck.law_split_like_gluon(split_and_load, n, k)
             checked += 1
     assert checked == 40 * 8
 

@@ -13,6 +13,8 @@ from hypothesis import given, settings, strategies as st
 from mxnet import gluon, nd
 
 from conftest import ROOT
+from helpers import lessoncheck
+from helpers.lessoncheck import tiny_data   # the toy problem the checks train on too
 from helpers.data import ArrayLoader
 from helpers.models import init_lenet_params, lenet, replicate_params
 from helpers.train import (evaluate_accuracy, max_gap, scratch_net, sgd, train, train_batch,
@@ -20,17 +22,6 @@ from helpers.train import (evaluate_accuracy, max_gap, scratch_net, sgd, train, 
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
 FOUR = [mx.cpu(i) for i in range(4)]
-
-
-def tiny_data(n=128, seed=0):
-    """A learnable toy problem with Fashion-MNIST's shapes: the class is where a bright patch sits."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 10, n).astype(np.int32)
-    X = rng.uniform(0, 0.2, (n, 1, 28, 28)).astype(np.float32)
-    for i, c in enumerate(y):
-        r, col = divmod(int(c), 5)
-        X[i, 0, 4 + 10 * r: 12 + 10 * r, 1 + 5 * col: 6 + 5 * col] += 0.8
-    return X, y
 
 
 def loaders(batch_size=32, seed=0):
@@ -56,13 +47,7 @@ def scratch_steps(devices, dtype, n_steps, batch=33, seed=0):
 @settings(max_examples=25, deadline=None)
 @given(lr=st.floats(1e-4, 10), batch_size=st.integers(1, 512), seed=st.integers(0, 2 ** 16))
 def test_sgd_is_w_minus_lr_times_grad_over_batch_size(lr, batch_size, seed):
-    rng = np.random.default_rng(seed)
-    w, g = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
-    p = nd.array(w, dtype='float64')
-    p.attach_grad()
-    p.grad[:] = nd.array(g, dtype='float64')
-    sgd([p], lr, batch_size)
-    np.testing.assert_allclose(p.asnumpy(), w - lr * g / batch_size, rtol=1e-12, atol=1e-12)
+    lessoncheck.law_sgd_formula(sgd, lr, batch_size, seed)        # the law the readers' check_sgd sweeps
 
 
 def test_sgd_updates_in_place_on_the_parameters_device():
@@ -84,6 +69,12 @@ def test_k_devices_equal_one_device_in_float64_after_several_steps(devices):
     assert max_gap(one[0], many[0]) < 1e-12
     for replica in many[1:]:
         assert max_gap(replica, many[0]) == 0             # replicas: identical to the last bit
+
+
+@pytest.mark.parametrize('k, n', [(2, 9), (3, 10), (4, 33)])
+def test_one_step_on_k_devices_is_one_sgd_step_on_the_whole_batch(k, n):
+    """helpers.lessoncheck's law (the readers' check_train_batch_scratch): against autograd on one device."""
+    lessoncheck.law_step_is_sgd_on_the_batch(train_batch_scratch, k, n)
 
 
 def test_k_devices_equal_one_device_to_rounding_in_float32_after_one_step():
