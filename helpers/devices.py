@@ -30,7 +30,7 @@ import mxnet as mx
 
 from helpers import checks
 
-__all__ = ['FORCE_ENV', 'num_gpus', 'parse_devices', 'forced_standins', 'get_devices', 'device_kind',
+__all__ = ['FORCE_ENV', 'num_gpus', 'parse_devices', 'forced_standins', 'get_devices', 'gpu_pool', 'device_kind',
            'describe']
 
 FORCE_ENV = 'MXDP_DEVICES'
@@ -119,8 +119,18 @@ def get_devices(k=None):
             return chosen
         gpus = num_gpus()
         return [mx.gpu(i) for i in range(gpus)] if gpus else [mx.cpu(i) for i in range(DEFAULT_STANDINS)]
-    pool = [mx.gpu(i) for i in range(num_gpus())] if chosen is None else [d for d in chosen if d.device_type == 'gpu']
+    pool = gpu_pool(chosen)
     return pool[:k] if len(pool) >= k else [mx.cpu(i) for i in range(k)]
+
+
+def gpu_pool(chosen=None):
+    """The GPUs the series may use on this machine, in order (notebooks 00, 08): the ones
+    ``MXDP_DEVICES=gpu:...`` lists, none if it forces CPU stand-ins, else every GPU MXNet sees.
+    ``chosen``: what :func:`parse_devices` made of ``MXDP_DEVICES`` (default: read it now)."""
+    chosen = _chosen() if chosen is None else chosen
+    if chosen is None:
+        return [mx.gpu(i) for i in range(num_gpus())]
+    return [d for d in chosen if d.device_type == 'gpu']
 
 
 def device_kind(devices):

@@ -32,7 +32,7 @@ import mxnet as mx  # in a scheduler/server process this line runs the server an
 from mxnet import gluon
 
 from helpers.data import ArrayLoader, load_arrays
-from helpers.devices import forced_standins, num_gpus
+from helpers.devices import gpu_pool
 from helpers.job_node import progress
 from helpers.models import lenet
 from helpers.split import shard_bounds
@@ -118,13 +118,14 @@ def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
 
 
 def worker_devices(index, count):
-    """The ``count`` devices of worker ``index`` on this host (notebook 08): GPUs ``index * count``,
-    ... (modulo the GPU count) if MXNet sees at least ``count`` GPUs and ``MXDP_DEVICES`` does not
-    force stand-ins, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
+    """The ``count`` devices of worker ``index`` on this host (notebook 08): of the GPUs the series
+    may use here (``helpers.devices.gpu_pool``: every GPU, or those ``MXDP_DEVICES=gpu:...`` lists,
+    none if it forces stand-ins), numbers ``index * count``, ... (modulo their count) if there are at
+    least ``count``, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
     GPU twice: on a 1-GPU host a worker with two devices gets two stand-ins)."""
-    gpus = 0 if forced_standins() else num_gpus()
-    if gpus >= count:
-        return [mx.gpu((index * count + i) % gpus) for i in range(count)]
+    pool = gpu_pool()
+    if len(pool) >= count:
+        return [pool[(index * count + i) % len(pool)] for i in range(count)]
     return [mx.cpu(i) for i in range(count)]
 
 

@@ -460,3 +460,18 @@ def test_the_stall_limit_follows_the_measured_step_time():
     assert job.stall_limit() == job_module.STALL_FLOOR
     job.steps = {'worker 0': [(0, 0.0), (1, 60.0)]}
     assert job.stall_limit() == job_module.STALL_CEILING
+
+
+@pytest.mark.parametrize('env, gpus, worker, count, expected', [
+    ('', 4, 1, 2, ['gpu(2)', 'gpu(3)']),               # every GPU: worker 1 takes the next two
+    ('gpu:1,3', 4, 0, 1, ['gpu(1)']),                   # MXDP_DEVICES=gpu:... is the pool
+    ('gpu:1,3', 4, 1, 1, ['gpu(3)']),
+    ('gpu:2', 4, 0, 2, ['cpu(0)', 'cpu(1)']),           # one GPU listed: two devices are stand-ins
+    ('cpu:2', 4, 0, 1, ['cpu(0)']),                     # stand-ins forced
+    ('', 0, 0, 2, ['cpu(0)', 'cpu(1)']),
+])
+def test_worker_devices_come_from_the_gpus_the_series_may_use(monkeypatch, env, gpus, worker, count, expected):
+    from helpers import devices
+    monkeypatch.setattr(devices, 'num_gpus', lambda: gpus)
+    monkeypatch.setenv('MXDP_DEVICES', env)
+    assert [str(d) for d in dist_train.worker_devices(worker, count)] == expected
