@@ -157,13 +157,18 @@ def bucketed_time(sizes, bucket_bytes, cost, itemsize=4):
     return sum(cost(plan[-1][2] * itemsize) for plan in plan_buckets(sizes, bucket_bytes, itemsize))
 
 
-def time_buckets(sizes, bucket_sizes, devices, repeat=5, allreduce=allreduce_naive):
+def time_buckets(sizes, bucket_sizes, devices, single=(), repeat=5, allreduce=allreduce_naive):
     """Measure ``allreduce`` of gradients of ``sizes`` elements in buckets of each of
     ``bucket_sizes`` bytes, the buckets being views (no packing copies) on ``devices``
-    (the sweep of notebook 10; ``benchmarks/buckets.py``). The bucket sizes run in turn, round after
-    round (:func:`helpers.timing.compare`). Returns one dict per bucket size: ``bucket_bytes``,
-    ``buckets``, ``messages`` and ``bytes`` (all devices, from :class:`helpers.comm.CommStats`)
-    and ``seconds`` (median)."""
+    (the sweep of notebook 10). In the same rounds, for fitting the alpha-beta model under the same
+    conditions, it times allreduces of single arrays of each of ``single`` bytes, several in a row
+    as in a step (up to 16, at most 16 MiB per device). Every variant runs in turn, round after
+    round (:func:`helpers.timing.compare`).
+
+    Returns ``(rows, seconds)``: one dict per bucket size -- ``bucket_bytes``, ``buckets``,
+    ``messages`` and ``bytes`` (all devices, from :class:`helpers.comm.CommStats`) and ``seconds``
+    (median) -- and the median seconds per allreduce of each size in ``single``."""
+    devices = checks.devices(devices)
     runs, rows = {}, []
     for bucket_bytes in bucket_sizes:
         buckets = flat_buckets(sizes, bucket_bytes, devices)
@@ -172,8 +177,13 @@ def time_buckets(sizes, bucket_sizes, devices, repeat=5, allreduce=allreduce_nai
             allreduce(b, send=stats.send)
         rows.append(dict(bucket_bytes=bucket_bytes, buckets=len(buckets), messages=stats.messages,
                          bytes=sum(stats.sent.values())))
-        runs[bucket_bytes] = lambda buckets=buckets: [allreduce(b) for b in buckets]
+        runs['bucket', bucket_bytes] = lambda buckets=buckets: [allreduce(b) for b in buckets]
+    counts = {}
+    for nbytes in single:
+        counts[nbytes] = min(16, max(2, 2 ** 24 // checks.whole(nbytes, 'a size in single', 4)))
+        arrays = [[nd.ones(nbytes // 4, ctx=d) for d in devices] for _ in range(counts[nbytes])]
+        runs['single', nbytes] = lambda arrays=arrays: [allreduce(a) for a in arrays]
     seconds = compare(runs, repeat=repeat)
     for row in rows:
-        row['seconds'] = seconds[row['bucket_bytes']]
-    return rows
+        row['seconds'] = seconds['bucket', row['bucket_bytes']]
+    return rows, [seconds['single', n] / counts[n] for n in single]

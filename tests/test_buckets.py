@@ -144,7 +144,8 @@ def test_model_and_measurement_count_buckets_messages_and_bytes():
     sizes = [10, 20, 30, 40]
     assert bucketed_time(sizes, 1, lambda m: 1.0) == 4                 # one bucket per gradient
     assert bucketed_time(sizes, 10 ** 9, lambda m: 2 + m) == 2 + 400   # one bucket of 400 bytes
-    rows = time_buckets(sizes, [1, 10 ** 9], CTX[:3], repeat=1)
+    rows, single = time_buckets(sizes, [1, 10 ** 9], CTX[:3], single=[4, 4096], repeat=1)
+    assert len(single) == 2 and all(t > 0 for t in single)
     same_bytes = 4 * 400                                       # 2 (k - 1) N, however the buckets are cut
     assert [(r['buckets'], r['messages'], r['bytes']) for r in rows] == [(4, 16, same_bytes), (1, 4, same_bytes)]
     assert all(r['seconds'] > 0 for r in rows)
