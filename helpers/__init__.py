@@ -19,6 +19,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``dist_train`` the distributed training script (python -m helpers.dist_train) -- notebook 08
 - ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
 - ``scaling``    large batches and the speed-up model                           -- notebook 09
+- ``buckets``    sending gradients during backward; fusing them into buckets    -- notebook 10
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
 - ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-06
 

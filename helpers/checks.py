@@ -22,7 +22,7 @@ import math
 import numbers
 
 __all__ = ['whole', 'positive', 'devices', 'arrays', 'weights', 'shards', 'batch', 'labels',
-           'cost_model', 'replicas']
+           'cost_model', 'replicas', 'bucket_plan', 'buckets', 'bucket_params']
 
 
 def whole(value, name, minimum=0):
@@ -183,3 +183,75 @@ def replicas(device_params, devs):
             if p.context != d:
                 raise ValueError(f'parameter {j} of replica {i} lives on {p.context}, but replica '
                                  f"{i}'s data goes to {d}: replicate the parameters to each device first")
+
+
+def bucket_plan(sizes, bucket_bytes, itemsize):
+    """The arguments of ``plan_buckets`` (notebook 10): a non-empty list of gradient sizes, each a
+    whole number of elements >= 1, and ``bucket_bytes`` and ``itemsize`` whole numbers >= 1."""
+    if isinstance(sizes, (str, bytes, mx.nd.NDArray)) or not hasattr(sizes, '__len__'):
+        raise TypeError(f'sizes must be a list of gradient sizes (elements), got {type(sizes).__name__}')
+    if len(sizes) == 0:
+        raise ValueError('sizes is empty: need at least one gradient to put in a bucket')
+    for i, size in enumerate(sizes):
+        whole(size, f'sizes[{i}]', 1)
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    whole(itemsize, 'itemsize', 1)
+
+
+def buckets(grads, bucket_bytes):
+    """The input of ``allreduce_bucketed`` (notebook 10); returns the bytes per element.
+
+    ``grads``: a non-empty list with one entry per gradient, each what an allreduce takes (a list
+    of NDArrays, one per device: :func:`arrays`), every gradient on the same devices in the same
+    order and all of one dtype (a bucket is one flat array); ``bucket_bytes``: a whole number >= 1.
+    Nothing is copied before this passes.
+    """
+    if isinstance(grads, mx.nd.NDArray) or not isinstance(grads, (list, tuple)):
+        raise TypeError('grads must be a list with one entry per gradient, each a list of NDArrays '
+                        f'(one per device), got {type(grads).__name__}')
+    if not grads:
+        raise ValueError('grads is empty: need at least one gradient to sum')
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    for i, g in enumerate(grads):
+        try:
+            arrays(g)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f'grads[{i}]: {e}') from None
+    first, dtype = [a.context for a in grads[0]], np.dtype(grads[0][0].dtype)
+    for i, g in enumerate(grads[1:], 1):
+        if [a.context for a in g] != first:
+            raise ValueError(f'grads[{i}] lives on {[a.context for a in g]}, grads[0] on {first}: every '
+                             'gradient needs one array per device, on the same devices in the same order')
+        if np.dtype(g[0].dtype) != dtype:
+            raise TypeError(f'grads mixes dtypes: grads[0] is {dtype}, grads[{i}] is {np.dtype(g[0].dtype)}; '
+                            'a bucket is one flat array of one dtype: bucket each dtype apart')
+    return dtype.itemsize
+
+
+def bucket_params(params, bucket_bytes):
+    """The input of ``bucket_gradients`` (notebook 10); returns the bytes per element: a non-empty
+    list of Gluon parameters, initialised on the same devices, with gradients (``grad_req`` not
+    ``'null'``), all of one dtype, and ``bucket_bytes`` a whole number >= 1."""
+    if isinstance(params, (mx.gluon.Parameter, mx.gluon.ParameterDict)) or not isinstance(params, (list, tuple)):
+        raise TypeError('params must be a list of Gluon parameters, e.g. '
+                        f'list(net.collect_params().values()), got {type(params).__name__}')
+    if not params:
+        raise ValueError('params is empty: need at least one parameter to bucket')
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    for i, p in enumerate(params):
+        if not isinstance(p, mx.gluon.Parameter):
+            raise TypeError(f'params[{i}] is a {type(p).__name__}, not a Gluon Parameter')
+        if p._data is None:
+            raise ValueError(f'params[{i}] ({p.name}) is not initialised: initialise the net on its devices first')
+        if p.grad_req == 'null':
+            raise ValueError(f"params[{i}] ({p.name}) has grad_req='null': it has no gradient to bucket "
+                             "(leave it out, e.g. BatchNorm's running statistics)")
+    devs, dtype = params[0].list_ctx(), np.dtype(params[0].dtype)
+    for i, p in enumerate(params[1:], 1):
+        if p.list_ctx() != devs:
+            raise ValueError(f'params[{i}] ({p.name}) lives on {p.list_ctx()}, params[0] on {devs}: '
+                             'a bucket holds one flat array per device')
+        if np.dtype(p.dtype) != dtype:
+            raise TypeError(f'params mixes dtypes: params[0] is {dtype}, params[{i}] is {np.dtype(p.dtype)}; '
+                            'a bucket is one flat array of one dtype: bucket each dtype apart')
+    return dtype.itemsize

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
+__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'timelines', 'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
@@ -187,6 +187,39 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
         ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), frameon=False)   # beside, off the data
     if title:
         ax.set_title(title)
+    fig.tight_layout()
+    show(alt, fig)
+
+
+PHASE_HATCHES = {'communication': '////', 'update': '..'}     # told apart by pattern too, not colour alone
+
+
+def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
+    """Several traces (``{title: spans}`` of ``helpers.tracing.trace``) stacked on one time axis,
+    one lane per device each, bars coloured (and communication hatched) by ``classify(name)``
+    (notebook 10: three ways to send the gradients, side by side). A bar shorter than ``min_width``
+    ms is drawn that wide, so that operators of microseconds stay visible; its numbers are not
+    changed."""
+    lanes = max(len({s.device for s in spans}) for spans in panels.values())
+    figsize = figsize or (9, 0.8 + len(panels) * (0.5 + 0.4 * lanes))
+    fig, axes = plt.subplots(len(panels), 1, figsize=figsize, sharex=True, squeeze=False)
+    seen = set()
+    for ax, (title, spans) in zip(axes[:, 0], panels.items()):
+        devices = sorted({s.device for s in spans})
+        for s in spans:
+            kind = classify(s.name) if classify else 'other'
+            ax.barh(devices.index(s.device), max(s.end - s.start, min_width), left=s.start,
+                    height=0.8 if kind == 'communication' else 0.55, color=PHASE_COLORS.get(kind, 'tab:blue'),
+                    hatch=PHASE_HATCHES.get(kind), edgecolor='white' if kind not in PHASE_HATCHES else 'black',
+                    linewidth=0.2, label=kind if kind not in seen and classify else None)
+            seen.add(kind)
+        ax.set_yticks(range(len(devices)))
+        ax.set_yticklabels(devices)
+        ax.set_ylim(len(devices) - 0.4, -0.6)
+        ax.set_title(title, loc='left')
+    axes[-1, 0].set_xlabel('time (ms)')
+    if classify:
+        fig.legend(loc='upper left', bbox_to_anchor=(1.0, 0.95), frameon=False)   # beside, off the data
     fig.tight_layout()
     show(alt, fig)
 

@@ -6,6 +6,7 @@
 - dp-batch-split.svg    notebook 03: even, uneven and weighted splits of a batch
 - dp-ring-steps.svg     notebook 04: reduce-scatter and all-gather steps of ring allreduce, k = 4
 - dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
+- dp-overlap-buckets.svg notebook 10: sending after the backward pass, as gradients are ready, in buckets
 """
 import os
 
@@ -215,8 +216,49 @@ def naive_vs_ring(k=4):
     save(fig, 'dp-naive-vs-ring.svg')
 
 
+def overlap_buckets():
+    """One device's backward pass (four layers, the last first) and, below it, when its gradients go
+    over the link: after the backward pass, as each is ready, in two buckets, in one bucket. Every
+    message pays a fixed cost (dark) before its bytes (light). Made-up unit costs, no measurement:
+    a layer 1, alpha 1, a gradient's bytes 0.4, so that the picture shows both effects."""
+    layer, alpha, nbytes = 1.0, 1.0, 0.4
+    ready = {g: (4 - g + 1) * layer for g in (4, 3, 2, 1)}        # gradient g is written at the end of its box
+    plans = [('(a) wait, then send', [[4], [3], [2], [1]], True),
+             ('(b) send as ready', [[4], [3], [2], [1]], False),
+             ('(b) in 2 buckets', [[4, 3], [2, 1]], False),
+             ('(b) in 1 bucket', [[4, 3, 2, 1]], False)]
+    fig, ax = plt.subplots(figsize=(9.5, 3.9))
+    y = len(plans) + 0.9
+    ax.text(-0.3, y + 0.3, 'backward: layer Li writes gi', ha='right', va='center', fontsize=11)
+    for g in (4, 3, 2, 1):
+        box(ax, ready[g] - layer, y, layer, 0.6, f'L{g}', color=COLORS[1], alpha=0.8, fontsize=10)
+    end_backward = ready[1]
+    ax.plot([end_backward] * 2, [0.1, y + 0.8], color='gray', ls=':', lw=1)
+    ax.text(end_backward, y + 1.0, 'backward ends', ha='center', fontsize=10, color='gray')
+    for row, (name, buckets, wait) in enumerate(plans):
+        y = len(plans) - 1 - row + 0.2
+        ax.text(-0.3, y + 0.3, name, ha='right', va='center', fontsize=11)
+        free = 0.0
+        for bucket in buckets:
+            start = max(free, end_backward if wait else max(ready[g] for g in bucket))
+            size = nbytes * len(bucket)
+            box(ax, start, y, alpha, 0.6, '', color=COLORS[3], alpha=0.9)
+            box(ax, start + alpha, y, size, 0.6, ','.join(f'g{g}' for g in bucket), color=COLORS[3], alpha=0.3,
+                fontsize=9)
+            free = start + alpha + size
+        ax.plot([free, free], [y - 0.1, y + 0.7], color='black', lw=2)
+        ax.text(free + 0.1, y + 0.3, f'done at {free:g}', va='center', fontsize=10)
+    ax.text(0, -0.35, 'dark: the fixed cost of a message (alpha); light: its bytes. Unit costs made up for '
+            'the picture: a layer 1, alpha 1, a gradient 0.4.', fontsize=10)
+    ax.set_xlim(-3.6, 11.2)
+    ax.set_ylim(-0.6, len(plans) + 2.1)
+    ax.axis('off')
+    save(fig, 'dp-overlap-buckets.svg')
+
+
 if __name__ == '__main__':
     naive_vs_ring()
     data_vs_model()
     batch_split()
     ring_steps()
+    overlap_buckets()
