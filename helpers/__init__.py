@@ -33,7 +33,7 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'plot',
                        'source', 'netns'],
-    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models'],
+    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist'],
     'training': ['train', 'dist_train', 'scaling', 'lessoncheck'],
 }

@@ -188,6 +188,7 @@ def replicas(device_params, devs):
 def bucket_plan(sizes, bucket_bytes, itemsize):
     """The arguments of ``plan_buckets`` (notebook 10): a non-empty list of gradient sizes, each a
     whole number of elements >= 1, and ``bucket_bytes`` and ``itemsize`` whole numbers >= 1."""
+    import mxnet as mx
     if isinstance(sizes, (str, bytes, mx.nd.NDArray)) or not hasattr(sizes, '__len__'):
         raise TypeError(f'sizes must be a list of gradient sizes (elements), got {type(sizes).__name__}')
     if len(sizes) == 0:
@@ -206,6 +207,8 @@ def buckets(grads, bucket_bytes):
     order and all of one dtype (a bucket is one flat array); ``bucket_bytes``: a whole number >= 1.
     Nothing is copied before this passes.
     """
+    import numpy as np
+    import mxnet as mx
     if isinstance(grads, mx.nd.NDArray) or not isinstance(grads, (list, tuple)):
         raise TypeError('grads must be a list with one entry per gradient, each a list of NDArrays '
                         f'(one per device), got {type(grads).__name__}')
@@ -232,6 +235,8 @@ def bucket_params(params, bucket_bytes):
     """The input of ``bucket_gradients`` (notebook 10); returns the bytes per element: a non-empty
     list of Gluon parameters, initialised on the same devices, with gradients (``grad_req`` not
     ``'null'``), all of one dtype, and ``bucket_bytes`` a whole number >= 1."""
+    import numpy as np
+    import mxnet as mx
     if isinstance(params, (mx.gluon.Parameter, mx.gluon.ParameterDict)) or not isinstance(params, (list, tuple)):
         raise TypeError('params must be a list of Gluon parameters, e.g. '
                         f'list(net.collect_params().values()), got {type(params).__name__}')
