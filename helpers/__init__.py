@@ -18,6 +18,11 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools/l
 - ``dist_train`` the distributed training script (python -m helpers.dist_train) -- notebook 08
 - ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
 - ``scaling``    large batches and the speed-up model                           -- notebook 09
+- ``memory``     bytes per device, from MXNet's own storage counters             -- notebook 11
+- ``sharding``   the sharded optimizer: the update between the ring's halves    -- notebook 11
+- ``precision``  16-bit gradients on the wire, loss scaling, MXNet's AMP         -- notebook 12
+- ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 12
+- ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 12
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
