@@ -22,7 +22,8 @@ import math
 import numbers
 
 __all__ = ['whole', 'positive', 'devices', 'arrays', 'weights', 'shards', 'batch', 'labels',
-           'cost_model', 'replicas', 'bucket_plan', 'buckets', 'bucket_params']
+           'cost_model', 'replicas', 'bucket_plan', 'buckets', 'bucket_params',
+           'flat_replicas']
 
 
 def whole(value, name, minimum=0):
@@ -260,3 +261,34 @@ def bucket_params(params, bucket_bytes):
             raise TypeError(f'params mixes dtypes: params[0] is {dtype}, params[{i}] is {np.dtype(p.dtype)}; '
                             'a bucket is one flat array of one dtype: bucket each dtype apart')
     return dtype.itemsize
+def flat_replicas(reps, devs, updaters):
+    """The input of notebook 11's steps: one flat replica per device, living there, all of one size
+    and dtype, and one optimizer updater per device. Returns ``k``. A refused call changes nothing."""
+    import numpy as np
+    import mxnet as mx
+    devs = devices(devs)
+    if isinstance(reps, mx.nd.NDArray) or not isinstance(reps, (list, tuple)):
+        raise TypeError(f'replicas must be a list of flat replicas, one per device, got {type(reps).__name__}')
+    if not isinstance(updaters, (list, tuple)):
+        raise TypeError(f'updaters must be a list, one optimizer updater per device, got {type(updaters).__name__}')
+    if not len(reps) == len(devs) == len(updaters):
+        raise ValueError(f'got {len(reps)} replica(s), {len(devs)} device(s) and {len(updaters)} updater(s): '
+                         'need one of each per device')
+    for i, (r, d, u) in enumerate(zip(reps, devs, updaters)):
+        if not (isinstance(r, tuple) and len(r) == 3 and all(isinstance(a, mx.nd.NDArray) for a in r[:2])):
+            raise TypeError(f'replica {i} must be (weights, grads, params) with flat NDArrays, as '
+                            'helpers.sharding.make_replicas builds it')
+        if not callable(u):
+            raise TypeError(f'updater {i} must be callable, e.g. mx.optimizer.get_updater(opt), got {u!r}')
+        weights, grads = r[0], r[1]
+        if weights.ndim != 1 or grads.shape != weights.shape or weights.context != d or grads.context != d:
+            raise ValueError(f'replica {i}: weights {weights.shape} on {weights.context} and grads {grads.shape} '
+                             f'on {grads.context} must be flat arrays of one shape on {d}')
+        if weights.shape != reps[0][0].shape or weights.dtype != reps[0][0].dtype:
+            raise ValueError(f'replica {i} has {weights.size} {np.dtype(weights.dtype)} weights, replica 0 '
+                             f'has {reps[0][0].size} {np.dtype(reps[0][0].dtype)}: every replica must be a copy '
+                             'of one model')
+    if reps[0][0].size < len(devs):
+        raise ValueError(f'the ring cuts the weights into one chunk per device: {reps[0][0].size} weights '
+                         f'for {len(devs)} devices')
+    return len(devs)

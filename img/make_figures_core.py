@@ -7,6 +7,7 @@
 - dp-ring-steps.svg     notebook 04: reduce-scatter and all-gather steps of ring allreduce, k = 4
 - dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
 - dp-overlap-buckets.svg notebook 10: sending after the backward pass, as gradients are ready, in buckets
+- dp-sharded-step.svg   notebook 11: the replicated and the sharded optimizer step, k = 3
 """
 import os
 
@@ -254,6 +255,49 @@ def overlap_buckets():
     ax.set_ylim(-0.6, len(plans) + 2.1)
     ax.axis('off')
     save(fig, 'dp-overlap-buckets.svg')
+def sharded_step(k=3):
+    """Two rows of panels, k devices each: the replicated step (allreduce, then every device updates
+    every chunk with the optimizer state of every chunk) and the sharded step (reduce-scatter, device i
+    updates chunk i + 1 with that chunk's state only, all-gather of the weights). A device's row shows
+    its k chunks; 'Σ' marks a summed gradient chunk, 'new' an updated weight chunk; the state column
+    shows which chunks' Adam moments (m, v) the device keeps."""
+    owner = {i: (i + 1) % k for i in range(k)}              # helpers.comm.owner_chunk
+    w, h, px, py = 0.95, 0.55, 1.05, 0.85
+    stages = [('replicated', ['gradients', 'after allreduce', 'update (state: m, v)', 'weights']),
+              ('sharded', ['gradients', 'after reduce-scatter', 'update (state: m, v)', 'after all-gather'])]
+    fig, axes = plt.subplots(2, 4, figsize=(14, 6.2), gridspec_kw={'wspace': 0.12, 'hspace': 0.55})
+    for row, (name, titles) in enumerate(stages):
+        for col, title in enumerate(titles):
+            ax = axes[row][col]
+            ax.set_title(title, fontsize=12)
+            ax.axis('off')
+            for d in range(k):
+                y = (k - 1 - d) * py
+                if col == 0:
+                    ax.text(-0.15, y + h / 2, f'dev {d}', ha='right', va='center', fontsize=12)
+                for c in range(k):
+                    x = c * px
+                    if col == 0:                            # each device's own gradient
+                        box(ax, x, y, w, h, f'g{d}', color=COLORS[d], alpha=0.25, fontsize=11)
+                    elif col == 1:
+                        done = name == 'replicated' or c == owner[d]
+                        box(ax, x, y, w, h, 'Σ' if done else 'part', color=COLORS[c] if done else 'white',
+                            alpha=0.55 if done else 1.0, fontsize=11, edge=COLORS[c],
+                            textcolor='black' if done else '#888888')
+                    elif col == 2:
+                        keeps = name == 'replicated' or c == owner[d]
+                        box(ax, x, y, w, h, 'm, v' if keeps else '', color=COLORS[c] if keeps else 'white',
+                            alpha=0.55 if keeps else 1.0, fontsize=11, edge=COLORS[c] if keeps else '#cccccc')
+                    else:
+                        box(ax, x, y, w, h, 'new', color=COLORS[c], alpha=0.55, fontsize=11, edge=COLORS[c])
+            ax.set_xlim(-0.9 if col == 0 else -0.1, k * px)
+            ax.set_ylim(-0.2, k * py)
+        axes[row][0].text(-0.9, k * py + 0.55, f'{name} step', fontsize=14, fontweight='bold', ha='left')
+    fig.suptitle(f'one optimizer step on k = {k} devices: columns of a panel are the {k} chunks of the flat '
+                 'array; Σ = summed over all devices;\nsharded: device i keeps the Adam state (m, v) '
+                 f'of one chunk only, 1/{k} of the replicated state, and the wire carries the same bytes',
+                 fontsize=12, y=1.04)
+    save(fig, 'dp-sharded-step.svg')
 
 
 if __name__ == '__main__':
@@ -262,3 +306,4 @@ if __name__ == '__main__':
     batch_split()
     ring_steps()
     overlap_buckets()
+    sharded_step()

@@ -128,11 +128,13 @@ def test_two_machines_places_a_job_in_namespaces_that_last_the_block(monkeypatch
     assert not spaces & set(netns.namespaces())
 
 
-def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path):
+def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    host = job_module.loopback_address()               # the address the job will use (its own)
+    monkeypatch.setattr(job_module, 'loopback_address', lambda: host)
     busy = socket.socket()
     for port in range(9091, 9999):  # the launcher's first choice is the first free port from 9091
         try:
-            busy.bind((dist.LOOPBACK, port))
+            busy.bind((host, port))
             break
         except OSError:
             continue
@@ -143,7 +145,7 @@ def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tm
                                     timeout=180, echo=lines.append)
     finally:
         busy.close()
-    assert result.port is not None and result.port != port
+    assert result.port is not None and result.port != port and result.host == host
     assert sorted(result.nodes) == ['scheduler', 'server 0', 'worker 0', 'worker 1']
     assert all(info['exit'] == 0 for info in result.nodes.values())
     ranks = sorted(int(line.split()[1]) for w in ('worker 0', 'worker 1')
@@ -475,3 +477,19 @@ def test_worker_devices_come_from_the_gpus_the_series_may_use(monkeypatch, env, 
     monkeypatch.setattr(devices, 'num_gpus', lambda: gpus)
     monkeypatch.setenv('MXDP_DEVICES', env)
     assert [str(d) for d in dist_train.worker_devices(worker, count)] == expected
+
+
+def test_two_jobs_at_once_stay_apart(tmp_path):
+    """Two jobs started together (two test suites on one machine, issue 22) each keep their own
+    scheduler: each binds an address of its own in 127.0.0.0/8, so neither can join the other."""
+    outs = {name: tmp_path / name for name in ('a', 'b')}
+    for out in outs.values():
+        out.mkdir()
+    found = dist.run_side_by_side({name: (SMALL + ['--out', str(out)], 2) for name, out in outs.items()},
+                                  timeout=240, isolate=False)
+    hosts = {found[name]['result'].host for name in outs}
+    assert len(hosts) == 2 and all(h.startswith('127.') and h != '127.0.0.1' for h in hosts)
+    import mxnet as mx
+    for out in outs.values():                     # within each job, dist_sync gave identical weights
+        p0, p1 = (mx.nd.load(str(out / f'params-rank{r}.params')) for r in (0, 1))
+        assert all((p0[k] == p1[k]).min().asscalar() == 1 for k in p0)
