@@ -375,11 +375,12 @@ def test_side_by_side_jobs_on_two_hosts_measure_the_push_and_pull(tmp_path):
 
 
 def test_a_scheduler_that_could_not_bind_its_port_is_explained():
-    """Two jobs started at the same moment can both be given the same port: dmlc_tracker tests it,
-    closes it, and the scheduler binds it later. ps-lite then says only 'bind failed'."""
+    """dmlc_tracker tests a port, closes it, and the scheduler binds it later: another process on the
+    job's address can take it meanwhile (two jobs no longer can: each has an address of its own).
+    ps-lite then says only 'bind failed'."""
     import queue
     job = dist.Job.__new__(dist.Job)
-    job._out, job.lines, job._say = queue.Queue(), [], lambda line: None
+    job._out, job.lines, job.heard, job._say = queue.Queue(), [], {}, lambda line: None
     job._out.put('[scheduler] MXNetError: Check failed: my_node_.port != -1 (-1 vs. -1) : bind failed')
     hint = job._bind_hint('scheduler', {'port': '9091'})
     assert 'could not bind port 9091' in hint and 'Start the job again' in hint
