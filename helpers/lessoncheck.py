@@ -45,7 +45,9 @@ __all__ = ['Broken', 'CheckFailed', 'Law', 'Report', 'CHECKS', 'lesson', 'run', 
            'check_WarmUp', 'check_lr_recipe', 'check_epoch_time', 'check_pushpull_step', 'check_plan_buckets',
            'check_allreduce_bucketed', 'check_backward_and_send', 'check_bucket_gradients',
            'check_train_batch_sharded', 'check_allreduce_fp16', 'check_next_scale', 'check_train_batch_fp16',
-           'check_train_batch_accumulated', 'find']
+           'check_train_batch_accumulated', 'check_my_shard', 'check_steps_per_epoch', 'check_views_of',
+           'check_flat_replica', 'check_attach_flat_grad', 'check_forward_backward', 'check_train_batch_replicated',
+           'check_save_checkpoint', 'check_load_checkpoint', 'find']
 
 CPU = [mx.cpu(i) for i in range(8)]          # the checks run on CPU stand-ins, up to 8
 
@@ -1451,6 +1453,54 @@ def law_job_always_stopped(run_local_job, script):
 _MISSING = object()
 
 
+# ---------------------------------------------------------------------- notebook 08: each worker's data
+
+SHARD_CASES = [dict(n=n, num_workers=w) for n, w in ((1, 1), (5, 1), (10, 3), (7, 2), (8, 4), (13, 5), (20, 8))]
+
+
+def law_my_shard(my_shard, n, num_workers):
+    """Notebook 08: worker ``rank`` gets contiguous shard ``rank`` of notebook 03's uneven split -- the
+    first ``n mod num_workers`` workers one example more -- labels with their examples, and its bounds;
+    together the workers hold every example once."""
+    X, y = np.arange(n) * 3, np.arange(n) * 3 + 1
+    sizes = _uneven_sizes(n, num_workers)
+    ends = np.cumsum(sizes).tolist()
+    want = list(zip([0] + ends[:-1], ends))
+    parts = [my_shard(X, y, rank, num_workers) for rank in range(num_workers)]
+    got = [tuple(int(b) for b in p[2]) if isinstance(p, tuple) and len(p) == 3 else None for p in parts]
+    if got != want:
+        raise Broken(f'the shards of {n} examples among {num_workers} workers (begin, end)', expected=str(want),
+                     got=str(got), why=(_split_why(n, num_workers, [e - b for b, e in got]) if None not in got else
+                                        'return (X_part, y_part, (begin, end))') or
+                     'shard_bounds(len(X), num_workers)[rank]: the first n mod num_workers workers get one more')
+    for rank, (Xp, yp, (b, e)) in enumerate(parts):
+        if not np.array_equal(np.asarray(Xp), X[b:e]) or not np.array_equal(np.asarray(yp), y[b:e]):
+            raise Broken(f'worker {rank}\'s part of {n} examples among {num_workers}',
+                         expected=f'examples {b}:{e} and their labels', got=f'X {np.asarray(Xp).tolist()}, '
+                                                                           f'y {np.asarray(yp).tolist()}',
+                         why='X[begin:end], y[begin:end]')
+
+
+STEPS_CASES = [dict(n_train=n, num_workers=w, batch_size=b) for n, w, b in (
+    (10, 3, 2), (12000, 2, 64), (100, 3, 10), (7, 8, 1), (64, 1, 64), (63, 1, 64), (1000, 7, 16), (60000, 4, 256))]
+
+
+def law_steps_per_epoch(steps_per_epoch, n_train, num_workers, batch_size):
+    """Notebook 08: the whole batches of the *smallest* shard, ``(n_train // num_workers) // batch_size``:
+    every synchronous worker takes that many steps, so none waits for a step another never takes."""
+    want = (n_train // num_workers) // batch_size
+    got = steps_per_epoch(n_train, num_workers, batch_size)
+    if got != want:
+        largest = -(-n_train // num_workers) // batch_size
+        why = ('that is the largest shard\'s: a worker with a smaller shard would run out of batches, and the '
+               'others would wait forever for its steps; take the smallest shard, n_train // num_workers'
+               if got == largest else
+               'whole batches only: the last, smaller batch is dropped (last_batch=\'discard\')'
+               if got == -(-(n_train // num_workers) // batch_size) else None)
+        raise Broken(f'steps_per_epoch({n_train}, {num_workers}, {batch_size})', expected=str(want), got=repr(got),
+                     why=why)
+
+
 # ====================================================================== large batches (notebook 09)
 
 WARMUP_CASES = [dict(base_lr=b, warmup_steps=w, begin=s) for b, w, s in
@@ -1985,6 +2035,178 @@ def law_sharded_bytes_are_one_ring_allreduce(train_batch_sharded, k, n=4):
                      expected=str(want), got=str(got), why=why)
 
 
+# ---------------------------------------------------------------------- notebook 11: one flat array per replica
+
+FLAT_CASES = [dict(shapes=s, device=d) for s, d in (([(3,)], 0), ([(2, 3), (4,)], 1), ([(2, 2, 2), (1,), (3, 1)], 2),
+                                                    ([(6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,)], 3))]
+
+
+def _params(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [nd.array(rng.standard_normal(s)) for s in shapes]
+
+
+def law_views_of(views_of, shapes, device):
+    """Notebook 11: one view per parameter, each of the parameter's shape, holding the next elements of
+    the flat array in order, and sharing its memory: what is written into the flat array is seen
+    through the views."""
+    params = _params(shapes)
+    n = sum(p.size for p in params)
+    flat = nd.arange(n, ctx=CPU[device])
+    views = views_of(flat, params)
+    got = [tuple(v.shape) for v in views] if isinstance(views, (list, tuple)) else None
+    if got != [tuple(s) for s in shapes]:
+        raise Broken(f'views_of(a flat array of {n}, parameters of shapes {shapes})', expected=str(shapes),
+                     got=str(got) if got is not None else repr(views)[:120])
+    begin = 0
+    for v, s in zip(views, shapes):
+        size = int(np.prod(s))
+        if not np.array_equal(v.asnumpy().reshape(-1), np.arange(begin, begin + size)):
+            raise Broken(f'the view of shape {s} holds elements {begin}:{begin + size} of the flat array',
+                         expected=_fmt(np.arange(begin, begin + size)), got=_fmt(v.asnumpy()),
+                         why='each view starts where the last one ended: flat[e - p.size:e] with e the running sum')
+        begin += size
+    flat[:] = -1
+    if any((v.asnumpy() != -1).any() for v in views):
+        raise Broken('the views must share the flat array\'s memory: a write into it is not seen through them',
+                     why='a slice and a reshape share memory (flat[b:e].reshape(shape)); a copy does not')
+
+
+def law_flat_replica(flat_replica, shapes, device):
+    """Notebook 11: a copy of the parameters on the device as ONE flat array (their elements, in order),
+    and the parameters as views of it; the originals stay apart."""
+    params = _params(shapes, 1)
+    flat, views = flat_replica(params, CPU[device])
+    want = np.concatenate([p.asnumpy().reshape(-1) for p in params])
+    if not isinstance(flat, nd.NDArray) or flat.shape != want.shape or flat.context != CPU[device]:
+        raise Broken('the flat replica is one 1-D array of every element, on the device',
+                     expected=f'shape {want.shape} on {CPU[device]}',
+                     got=f'shape {flat.shape} on {flat.context}' if isinstance(flat, nd.NDArray) else repr(flat)[:80],
+                     why='nd.concat of every parameter reshaped to 1-D, then copyto(device)')
+    if not np.array_equal(flat.asnumpy(), want):
+        raise Broken('the flat replica holds every parameter\'s elements, in order', expected=_fmt(want),
+                     got=_fmt(flat.asnumpy()))
+    if [tuple(v.shape) for v in views] != [tuple(s) for s in shapes] or \
+            any(not np.array_equal(v.asnumpy(), p.asnumpy()) for v, p in zip(views, params)):
+        raise Broken('the views have the parameters\' shapes and values', why='views_of(flat, params)')
+    flat[:] = 7
+    if any((v.asnumpy() != 7).any() for v in views):
+        raise Broken('the views must share the flat array\'s memory', why='views_of(flat, params), not copies')
+    if any((p.asnumpy() == 7).all() for p in params):
+        raise Broken('writing the replica changed the original parameters: it must be a copy',
+                     why='.copyto(device) makes the copy')
+
+
+def law_attach_flat_grad(attach_flat_grad, shapes, device):
+    """Notebook 11: a flat gradient of the flat weights' shape, zeros, on their device; after backward
+    through the views, each parameter's gradient sits in its slot of it."""
+    from helpers.sharding import flat_replica
+    params = _params(shapes, 2)
+    flat, views = flat_replica(params, CPU[device])
+    grad = attach_flat_grad(flat, views)
+    if not isinstance(grad, nd.NDArray) or grad.shape != flat.shape or grad.context != flat.context or \
+            grad.asnumpy().any():
+        raise Broken('the flat gradient: zeros of the flat weights\' shape, on their device',
+                     expected=f'{flat.size} zeros on {flat.context}', why='nd.zeros_like(flat)',
+                     got=(f'shape {grad.shape} on {grad.context}, sum {float(grad.asnumpy().sum()):g}'
+                          if isinstance(grad, nd.NDArray) else repr(grad)[:80]))
+    with autograd.record():
+        total = sum((v * (i + 1)).sum() for i, v in enumerate(views))
+    try:
+        total.backward()
+    except mx.base.MXNetError:
+        raise Broken('backward through the views failed: autograd knows no gradient buffer for them',
+                     got=_message(sys.exc_info()[1])[:120],
+                     why='make views of the flat gradient autograd\'s gradient buffers: '
+                         'autograd.mark_variables(views, views_of(grad, views))') from None
+    want = np.concatenate([np.full(int(np.prod(s)), i + 1.0) for i, s in enumerate(shapes)])
+    if not np.array_equal(grad.asnumpy(), want):
+        raise Broken('after backward of sum(view_i * (i + 1)), the flat gradient holds i + 1 in parameter i\'s slot',
+                     expected=_fmt(want), got=_fmt(grad.asnumpy()),
+                     why=('backward did not write into the flat gradient: make views of it autograd\'s gradient '
+                          'buffers, autograd.mark_variables(views, views_of(grad, views))'
+                          if not grad.asnumpy().any() else 'views_of(grad, views): the same slots as the weights'))
+
+
+def law_forward_backward(forward_backward, k, n, seed=0):
+    """Notebook 11: split the batch, forward (the ``forward`` given) and backward on every device: each
+    replica's gradient buffers hold the gradient of its own shard's summed loss; it returns each
+    device's loss sum, on that device."""
+    from helpers.models import init_lenet_params, lenet_scratch, replicate_params
+    from helpers.split import split_batch
+    from helpers.train import loss
+    params = init_lenet_params(seed)
+    Xn, yn = tiny_data(n, 11)
+    X, y = nd.array(Xn), nd.array(yn, dtype='int32')
+    reps = [replicate_params(params, d) for d in CPU[:k]]
+    calls = []
+
+    def forward(Xs, ps):
+        calls.append(Xs.context)
+        return lenet_scratch(Xs, ps)
+    sums = forward_backward(X, y, reps, CPU[:k], forward=forward)
+    if sorted(calls, key=str) != sorted(CPU[:k], key=str):
+        raise Broken('the forward given runs once per device, on its shard', expected=str(CPU[:k]), got=str(calls),
+                     why='call forward(Xs, ps) (the forward argument), not lenet_scratch itself')
+    for d, (Xs, ys) in enumerate(zip(*split_batch(X, y, CPU[:k]))):
+        ws = [p.copy() for p in reps[d]]
+        for w, p in zip(ws, params):
+            w[:] = p.as_in_context(w.context)
+            w.attach_grad()
+        with autograd.record():
+            total = loss(lenet_scratch(Xs, ws), ys).sum()
+        total.backward()
+        for j, (p, w) in enumerate(zip(reps[d], ws)):
+            if not np.allclose(p.grad.asnumpy(), w.grad.asnumpy(), rtol=1e-5, atol=1e-6):
+                raise Broken(f'device {d}\'s gradient of parameter {j}', expected=_fmt(w.grad.asnumpy()),
+                             got=_fmt(p.grad.asnumpy()),
+                             why='forward under autograd.record() on each shard, then l.backward() for every loss')
+        got = sums[d] if isinstance(sums, (list, tuple)) and len(sums) == k else None
+        if got is None or got.context != CPU[d] or not np.isclose(got.asscalar(), total.asscalar(), rtol=1e-5):
+            raise Broken(f'device {d}\'s loss sum, on that device', expected=f'{total.asscalar():.6f} on {CPU[d]}',
+                         got=repr(sums)[:120] if got is None else f'{got.asscalar():.6f} on {got.context}',
+                         why='return [l.sum() for l in ls]')
+
+
+REPLICATED_CASES = [dict(k=k, n=n) for k, n in ((1, 2), (2, 4), (3, 8))]      # batches of 2**j examples
+
+
+def law_replicated_step_is_notebook_05s(train_batch_replicated, k, n, lr=0.125):
+    """Notebook 11: with SGD updaters dividing by the batch (of 2**j examples: MXNet's optimizer
+    operators take ``rescale_grad`` as float32, src/operator/optimizer_op-inl.h, exact for a power of
+    two), the replicated step on flat replicas is notebook 05's step (float64, to 1e-12), every replica
+    identical to the last bit; the ``sum_grads``
+    and ``send`` it is given do the summing: one ring allreduce's bytes with ``allreduce_ring``."""
+    from helpers.comm import CommStats, allreduce_ring
+    from helpers.costmodel import ring_bytes_per_device
+    from helpers.models import init_lenet_params, replicate_params
+    from helpers.sharding import make_replicas
+    from helpers.train import train_batch_scratch
+    params = [p.astype('float64') for p in init_lenet_params(0)]
+    Xn, yn = tiny_data(n, 12)
+    X, y = nd.array(Xn, dtype='float64'), nd.array(yn, dtype='int32')
+    reps = make_replicas(params, CPU[:k])
+    updaters = [mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=lr, rescale_grad=1 / n)) for _ in range(k)]
+    stats = CommStats()
+    train_batch_replicated(X, y, reps, CPU[:k], updaters, sum_grads=allreduce_ring, send=stats.send)
+    scratch = [replicate_params(params, d) for d in CPU[:k]]
+    train_batch_scratch(X, y, scratch, CPU[:k], lr)
+    want = np.concatenate([p.asnumpy().ravel() for p in scratch[0]])
+    for i, r in enumerate(reps):
+        gap = float(np.abs(r.weights.asnumpy() - want).max())
+        if gap > 1e-12:
+            raise Broken(f'replica {i}\'s weights after one step differ from notebook 05\'s step by {gap:.3g}',
+                         expected=_fmt(want[-10:]) + ' (the last 10)', got=_fmt(r.weights.asnumpy()[-10:]),
+                         why='forward_backward, then sum_grads(all replicas\' flat gradients, send), then every '
+                             'device updates all its weights: update(0, r.grads, r.weights)')
+    size = reps[0].weights.size
+    ring = ring_bytes_per_device(k, size, 8) if k > 1 else [0]
+    if stats.per_device(CPU[:k]) != ring:
+        raise Broken(f'with sum_grads=allreduce_ring, the bytes each device sends ({k} devices, {size} float64)',
+                     expected=str(ring), got=str(stats.per_device(CPU[:k])),
+                     why='sum with the sum_grads given, passing send on: sum_grads([r.grads ...], send)')
+
+
 # ====================================================================== precision and accumulation (notebook 12)
 
 FP16_CASES = sorted([dict(k=k, n=n, seed=7 * k + n) for k in range(1, 9) for n in (1, k + 1, 37)],
@@ -2243,6 +2465,75 @@ def law_accumulation_communicates_once(train_batch_accumulated, k, m, b=2):
 
 
 ACCUMULATION_BYTES_CASES = [dict(k=k, m=m) for k, m in ((2, 1), (2, 3), (3, 2))]
+
+
+# ---------------------------------------------------------------------- notebook 12: checkpoints
+
+CHECKPOINT_CASES = [dict(k=k) for k in (1, 2, 3)]
+
+
+def _resumed(save, load, k, steps=4, at=2, n=8):
+    """Train LeNet with Adam on k devices for ``steps`` steps, saving a checkpoint (``save``) before
+    step ``at``; then build another LeNet (other initial weights), ``load`` the checkpoint and take the
+    same steps. Returns ``(uninterrupted weights per step, resumed weights per step, files, loaded)``."""
+    import os
+    import tempfile
+    from helpers.checkpoint import adam_trainer
+    from helpers.models import lenet
+    from helpers.train import train_batch
+    devices = CPU[:k]
+    Xn, yn = tiny_data(steps * n, 13)
+    batches = [(nd.array(Xn[s * n:(s + 1) * n]), nd.array(yn[s * n:(s + 1) * n], dtype='int32'))
+               for s in range(steps)]
+    weights = lambda net: [p.data(devices[-1]).asnumpy() for p in net.collect_params().values()]
+    net = lenet(devices, seed=0)
+    trainer = adam_trainer(net, 1e-3)
+    with tempfile.TemporaryDirectory() as folder:
+        prefix, after = os.path.join(folder, 'ckpt'), []
+        for s, (X, y) in enumerate(batches):
+            if s == at:
+                save(prefix, net, trainer, devices[0])
+                saved = weights(net)
+            train_batch(net, X, y, trainer, devices)
+            after.append(weights(net))
+        files = sorted(os.listdir(folder))
+        resumed = lenet(devices, seed=2)
+        trainer2 = adam_trainer(resumed, 1e-3)
+        if files != ['ckpt.params', 'ckpt.states']:
+            raise Broken('the checkpoint is two files: prefix + ".params" and prefix + ".states"',
+                         expected="['ckpt.params', 'ckpt.states']", got=str(files),
+                         why='nd.save(prefix + ".params", [p.data(device) for p in ...]) and '
+                             'trainer.save_states(prefix + ".states")')
+        load(prefix, resumed, trainer2)
+        loaded = all(np.array_equal(a, b) for d in devices
+                     for a, b in zip(saved, [p.data(d).asnumpy() for p in resumed.collect_params().values()]))
+        again = []
+        for X, y in batches[at:]:
+            train_batch(resumed, X, y, trainer2, devices)
+            again.append(weights(resumed))
+    return after[at:], again, files, loaded
+
+
+def _resume_why(after, again, files, loaded, role):
+    if not loaded:
+        return ('the resumed network does not hold the saved weights on every device: ' +
+                ('save [p.data(device) for p in net.collect_params().values()]' if role == 'save' else
+                 'p.set_data(value) for every parameter, which copies to every device'))
+    return ('the weights came back, the optimizer\'s state did not: Adam\'s moments and step count are in ' +
+            (f'trainer.{role}_states(prefix + ".states")'))
+
+
+def law_resumed_run_takes_the_same_steps(fn, k, role):
+    """Notebook 12: a run resumed from a checkpoint takes, bit for bit, the steps of the run that never
+    stopped (LeNet with Adam on k devices); ``role`` says which half ``fn`` is, the other is the lesson's."""
+    from helpers import checkpoint
+    save, load = (fn, checkpoint.load_checkpoint) if role == 'save' else (checkpoint.save_checkpoint, fn)
+    after, again, files, loaded = _resumed(save, load, k)
+    for s, (a, b) in enumerate(zip(after, again)):
+        if any(not np.array_equal(x, y) for x, y in zip(a, b)):
+            gap = max(float(np.abs(x - y).max()) for x, y in zip(a, b))
+            raise Broken(f'step {s + 1} after resuming differs from the run that never stopped by {gap:.3g}',
+                         expected='the same weights, bit for bit', why=_resume_why(after, again, files, loaded, role))
 
 
 # ====================================================================== the checks
@@ -2672,3 +2963,77 @@ def check_train_batch_accumulated():
             'the gradients zero afterwards', law_accumulation_is_one_big_step, ACCUMULATION_CASES,
             lambda k, m, b: f'{m} micro-batch{"es" * (m > 1)} of {b} on {k} device{"s" * (k > 1)}'),
     ]
+
+
+@lesson('helpers.dist_train.my_shard', hint='(begin, end) = shard_bounds(len(X), num_workers)[rank]; slice X and y')
+def check_my_shard():
+    """Check your ``my_shard(X, y, rank, num_workers)`` (notebook 08): each worker's contiguous part."""
+    return [Law("worker rank gets shard rank of notebook 03's uneven split, labels with their examples, and its bounds",
+                law_my_shard, SHARD_CASES, lambda n, num_workers: f'{n} examples, {num_workers} workers')]
+
+
+@lesson('helpers.dist_train.steps_per_epoch', hint='whole batches of the smallest shard: (n_train // num_workers) // b')
+def check_steps_per_epoch():
+    """Check your ``steps_per_epoch(n_train, num_workers, batch_size)`` (notebook 08)."""
+    return [Law('the whole batches of the smallest shard, the same number on every worker', law_steps_per_epoch,
+                STEPS_CASES, lambda n_train, num_workers, batch_size: f'{n_train} examples, {num_workers} workers, '
+                                                                      f'batches of {batch_size}')]
+
+
+def _flat_words(shapes, device):
+    return f'parameters of shapes {", ".join(map(str, shapes))} on cpu({device})'
+
+
+@lesson('helpers.sharding.views_of', hint='running sums of the sizes: flat[e - p.size:e].reshape(p.shape) for each')
+def check_views_of():
+    """Check your ``views_of(flat, params)`` (notebook 11): views that share the flat array's memory."""
+    return [Law('one view per parameter, of its shape, on the next elements, sharing the flat array\'s memory',
+                law_views_of, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.flat_replica', hint='nd.concat of the reshaped parameters, copyto(device); views_of it')
+def check_flat_replica():
+    """Check your ``flat_replica(params, device)`` (notebook 11): one flat copy and views of it."""
+    return [Law('one flat copy on the device, every element in order, the parameters as views of it, the originals '
+                'apart', law_flat_replica, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.attach_flat_grad', hint='nd.zeros_like(flat); autograd.mark_variables(views, views_of(it))')
+def check_attach_flat_grad():
+    """Check your ``attach_flat_grad(flat, views)`` (notebook 11): backward writes into one flat gradient."""
+    return [Law('zeros like the flat weights; backward through the views writes each gradient into its slot',
+                law_attach_flat_grad, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.forward_backward', hint='split_batch; forward(Xs, ps) under autograd.record(); backward each')
+def check_forward_backward():
+    """Check your ``forward_backward(X, y, device_params, devices, forward)`` (notebook 11)."""
+    return [Law("every device's gradients are those of its own shard's summed loss; the loss sums come back",
+                law_forward_backward, [dict(k=k, n=n) for k, n in ((1, 3), (2, 5), (3, 7))],
+                lambda k, n: f'a batch of {n} on {k} device{"s" * (k > 1)}')]
+
+
+@lesson('helpers.sharding.train_batch_replicated',
+        hint='forward_backward; sum_grads(every replica\'s grads, send); each device: update(0, grads, weights)')
+def check_train_batch_replicated():
+    """Check your ``train_batch_replicated(X, y, replicas, devices, updaters, sum_grads, send)`` (notebook 11)."""
+    return [Law("with SGD, notebook 05's step (float64), the replicas identical; summed by the sum_grads and send "
+                "given", law_replicated_step_is_notebook_05s, REPLICATED_CASES,
+                lambda k, n: f'LeNet on {k} device{"s" * (k > 1)}, a batch of {n}')]
+
+
+@lesson('helpers.checkpoint.save_checkpoint', hint="nd.save the weights as device holds them; trainer.save_states")
+def check_save_checkpoint():
+    """Check your ``save_checkpoint(prefix, net, trainer, device)`` (notebook 12), resumed by the lesson's
+    ``load_checkpoint``."""
+    return [Law('a run resumed from your checkpoint takes the steps of the run that never stopped, bit for bit',
+                lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'save'), CHECKPOINT_CASES,
+                lambda k: f'LeNet with Adam on {k} device{"s" * (k > 1)}')]
+
+
+@lesson('helpers.checkpoint.load_checkpoint', hint='p.set_data(value) for each saved weight; trainer.load_states')
+def check_load_checkpoint():
+    """Check your ``load_checkpoint(prefix, net, trainer)`` (notebook 12), on the lesson's checkpoint."""
+    return [Law('a run resumed with your load_checkpoint takes the steps of the run that never stopped, bit for bit',
+                lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'load'), CHECKPOINT_CASES,
+                lambda k: f'LeNet with Adam on {k} device{"s" * (k > 1)}')]

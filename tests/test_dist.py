@@ -54,6 +54,10 @@ def test_bad_arguments_are_refused_before_anything_starts():
 
 
 def test_each_worker_reads_its_own_part_of_the_data():
+    for case in lessoncheck.SHARD_CASES:           # helpers.lessoncheck's laws (check_my_shard, check_steps_per_epoch)
+        lessoncheck.law_my_shard(my_shard, **case)
+    for case in lessoncheck.STEPS_CASES:
+        lessoncheck.law_steps_per_epoch(steps_per_epoch, **case)
     X, y = np.arange(10), np.arange(10) * 10
     parts = [my_shard(X, y, rank, 3) for rank in range(3)]
     assert [b for _, _, b in parts] == [(0, 4), (4, 7), (7, 10)]

@@ -32,7 +32,7 @@ from helpers.job import DistJobTimeout, Job
 from helpers.models import lenet, lenet_scratch
 from helpers.precision import all_finite, allreduce_fp16
 from helpers.scaling import FRAME_PAYLOAD, RECIPES, WarmUp
-from helpers.sharding import forward_backward
+from helpers.sharding import forward_backward, views_of
 from helpers.split import shard_bounds, split_batch
 from helpers.train import sgd, loss, train_batch
 """
@@ -450,6 +450,57 @@ def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy
             p.grad[:] = 0
     return losses
 ''', 'no communication inside the loop over the 3 micro-batches'),
+    'shards that drop the remainder': ('helpers.dist_train.my_shard', '''
+def my_shard(X, y, rank, num_workers):
+    q = len(X) // num_workers
+    begin, end = rank * q, (rank + 1) * q
+    return X[begin:end], y[begin:end], (begin, end)
+''', r'1 example\(s\) \(the remainder of 10 ÷ 3\) were dropped'),
+    'steps of the largest shard': ('helpers.dist_train.steps_per_epoch', '''
+def steps_per_epoch(n_train, num_workers, batch_size):
+    return -(-n_train // num_workers) // batch_size
+''', 'the largest shard'),
+    'views that are copies': ('helpers.sharding.views_of', '''
+def views_of(flat, params):
+    ends = np.cumsum([p.size for p in params]).tolist()
+    return [flat[e - p.size:e].reshape(p.shape).copy() for p, e in zip(params, ends)]
+''', 'must share the flat array.s memory'),
+    'a flat replica left on the first device': ('helpers.sharding.flat_replica', '''
+def flat_replica(params, device):
+    flat = nd.concat(*[p.reshape(-1) for p in params], dim=0)
+    return flat, views_of(flat, params)
+''', r'on the device(.|\n)*got: +shape \(10,\) on cpu\(0\)(.|\n)*copyto\(device\)'),
+    'a flat gradient autograd knows nothing of': ('helpers.sharding.attach_flat_grad', '''
+def attach_flat_grad(flat, views):
+    return nd.zeros_like(flat)
+''', 'autograd.mark_variables'),
+    'a forward_backward that ignores the forward given': ('helpers.sharding.forward_backward', '''
+def forward_backward(X, y, device_params, devices, forward=lenet_scratch):
+    X_shards, y_shards = split_batch(X, y, devices)
+    with autograd.record():
+        ls = [loss(lenet_scratch(Xs, ps), ys) for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
+    for l in ls:
+        l.backward()
+    return [l.sum() for l in ls]
+''', 'call forward'),
+    'a replicated step that does not pass send on': ('helpers.sharding.train_batch_replicated', '''
+def train_batch_replicated(X, y, replicas, devices, updaters, sum_grads=allreduce, send=copy_to):
+    checks.flat_replicas(replicas, devices, updaters)
+    losses = forward_backward(X, y, [r.params for r in replicas], devices)
+    sum_grads([r.grads for r in replicas])
+    for r, update in zip(replicas, updaters):
+        update(0, r.grads, r.weights)
+    return losses
+''', 'passing send on'),
+    'a checkpoint without the optimizer state': ('helpers.checkpoint.save_checkpoint', '''
+def save_checkpoint(prefix, net, trainer, device):
+    nd.save(f'{prefix}.params', [p.data(device) for p in net.collect_params().values()])
+''', r"got: +\['ckpt.params'\](.|\n)*trainer.save_states"),
+    'a resume that forgets the optimizer state': ('helpers.checkpoint.load_checkpoint', '''
+def load_checkpoint(prefix, net, trainer):
+    for p, value in zip(net.collect_params().values(), nd.load(f'{prefix}.params')):
+        p.set_data(value)
+''', r'the weights came back, the optimizer.s state did not(.|\n)*trainer.load_states'),
     'a crash inside the reader\'s code': ('helpers.comm.allreduce_naive', '''
 def allreduce_naive(arrays, send=copy_to):
     checks.arrays(arrays)

@@ -137,6 +137,21 @@ def test_bytes_on_the_wire_are_one_ring_allreduce():
         assert stats.per_device(CTX[:k], 'received') == ring.per_device(CTX[:k], 'received')
 
 
+@pytest.mark.parametrize('case', lessoncheck.FLAT_CASES)
+def test_views_flat_replicas_and_flat_gradients_keep_the_laws_of_the_readers_checks(case):
+    """helpers.lessoncheck's laws (the readers' check_views_of, check_flat_replica, check_attach_flat_grad)."""
+    lessoncheck.law_views_of(sharding.views_of, **case)
+    lessoncheck.law_flat_replica(flat_replica, **case)
+    lessoncheck.law_attach_flat_grad(attach_flat_grad, **case)
+
+
+@pytest.mark.parametrize('case', lessoncheck.REPLICATED_CASES)
+def test_forward_backward_and_the_replicated_step_keep_the_laws_of_the_readers_checks(case):
+    """helpers.lessoncheck's laws (the readers' check_forward_backward, check_train_batch_replicated)."""
+    lessoncheck.law_forward_backward(sharding.forward_backward, case['k'], 2 * case['k'] + 1)
+    lessoncheck.law_replicated_step_is_notebook_05s(train_batch_replicated, **case)
+
+
 def test_flat_replica_views_share_the_flat_arrays():
     params = init_lenet_params(0)
     w, views = flat_replica(params, CTX[1])
