@@ -1254,8 +1254,9 @@ def _worker_store(num_workers, rank):
     return Workers()
 
 
-WORKER_CASES = [dict(k=1, num_workers=2, rank=1, steps=2, epochs=2, batch_size=6),
-                dict(k=2, num_workers=2, rank=0, steps=3, epochs=1, batch_size=8)]
+WORKER_CASES = [dict(k=1, num_workers=2, rank=1, steps=2, epochs=2, batch_size=6),      # 2 and 4 workers: the
+                dict(k=2, num_workers=2, rank=0, steps=3, epochs=1, batch_size=8),      # stand-in's sum times W and
+                dict(k=3, num_workers=4, rank=3, steps=2, epochs=1, batch_size=9)]      # 1 / W are exact
 
 
 def law_worker_takes_the_global_step(train_worker, k, num_workers, rank, steps, epochs, batch_size, lr=0.1, seed=3):
