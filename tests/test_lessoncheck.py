@@ -91,6 +91,18 @@ def test_a_function_that_calls_a_stub_names_the_stub():
                    'def reduce_scatter(arrays, send=copy_to):\n    raise NotImplementedError\n', 'allreduce_ring')
     report = verify('helpers.comm.allreduce_ring', ring)
     assert 'it calls reduce_scatter, which is not written yet' in report.text()
+    recipe = _define('''
+class WarmUp(mx.lr_scheduler.LRScheduler):
+    def __call__(self, num_update):
+        raise NotImplementedError
+def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
+    lr = base_lr if recipe == 'fixed' else base_lr * batch_size / base_batch
+    if recipe != 'warmup' or warmup_steps == 0 or lr <= base_lr:
+        return {'learning_rate': lr}
+    return {'learning_rate': lr, 'lr_scheduler': WarmUp(base_lr=lr, warmup_steps=warmup_steps)}
+''', 'lr_recipe')
+    assert 'it calls WarmUp, which is not written yet' in verify('helpers.scaling.lr_recipe', recipe).text()
+    assert 'its method __call__ still raises' in verify('helpers.scaling.WarmUp', recipe.__globals__['WarmUp']).text()
 
 
 WRONG = {
