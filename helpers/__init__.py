@@ -26,7 +26,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 12
 - ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 12
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
-- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-06
+- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-12
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
 """

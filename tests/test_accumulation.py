@@ -7,39 +7,23 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from mxnet import nd
 
+from helpers import lessoncheck
 from helpers.accumulation import accumulating_replica, train_batch_accumulated
-from helpers.comm import CommStats
 from helpers.data import load_data_fashion_mnist
-from helpers.models import init_lenet_params, replicate_params
-from helpers.train import max_gap, train_batch_scratch
+from helpers.models import init_lenet_params
 
 CTX = [mx.cpu(i) for i in range(8)]
-PARAMS = [p.astype('float64') for p in init_lenet_params(0)]
 
 
 @settings(max_examples=12, deadline=None)
 @given(k=st.integers(1, 4), m=st.integers(1, 4), b=st.integers(1, 6))
 def test_m_micro_batches_are_one_step_of_the_whole_batch(k, m, b):
+    """helpers.lessoncheck's laws (the readers' check_train_batch_accumulated): one step of the whole batch,
+    twice in a row (float64, to 1e-12), replicas identical, gradients zero after, m * k losses; and the
+    bytes of one allreduce per parameter, whatever m."""
     b = max(b, k)                                        # every device gets an example of every micro-batch
-    devices = CTX[:k]
-    it, _ = load_data_fashion_mnist(b, n_train=2 * m * b, seed=k)
-    micro = [(X.astype('float64'), y) for X, y in it]
-    acc = [accumulating_replica(PARAMS, d) for d in devices]
-    ref = [replicate_params(PARAMS, d) for d in devices]
-    stats = CommStats()
-    for step in range(2):
-        batch = micro[step * m:(step + 1) * m]
-        losses = train_batch_accumulated(batch, acc, devices, 0.1, send=stats.send)
-        assert len(losses) == m * k
-        X = nd.concat(*[x for x, _ in batch], dim=0)
-        y = nd.concat(*[t for _, t in batch], dim=0)
-        train_batch_scratch(X, y, ref, devices, 0.1)
-    assert max_gap(acc[0], ref[0]) < 1e-12
-    assert all(max_gap(r, acc[0]) == 0 for r in acc)
-    assert all((p.grad.asnumpy() == 0).all() for r in acc for p in r)     # ready for the next step
-    one = CommStats()                                    # the bytes of one step, whatever m
-    train_batch_accumulated(micro[:1], acc, devices, 0.1, send=one.send)
-    assert [2 * x for x in one.per_device(devices)] == stats.per_device(devices)
+    lessoncheck.law_accumulation_is_one_big_step(train_batch_accumulated, k, m, b)
+    lessoncheck.law_accumulation_communicates_once(train_batch_accumulated, k, m, b)
 
 
 def test_accumulating_replicas_add_and_plain_ones_overwrite():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from mxnet import autograd, gluon, nd
 
-from helpers import tracing
+from helpers import lessoncheck, tracing
 from helpers.buckets import (Overlap, allreduce_bucketed, backward_and_send, bucket_gradients, bucketed_time,
                              flat_buckets, overlap, plan_buckets, time_buckets)
 from helpers.comm import allreduce_naive
@@ -22,17 +22,10 @@ bucket_sizes = st.one_of(st.just(1), st.integers(1, 400), st.just(10 ** 9))
 @given(sizes=st.lists(st.integers(1, 50), min_size=1, max_size=12), bucket_bytes=bucket_sizes,
        itemsize=st.sampled_from([2, 4, 8]))
 def test_plan_covers_every_gradient_once_last_layer_first(sizes, bucket_bytes, itemsize):
+    """helpers.lessoncheck's law (the readers' check_plan_buckets): each gradient once, last layer first,
+    contiguous slots, every bucket but the last closed by its last gradient."""
+    lessoncheck.law_plan_buckets(plan_buckets, sizes, bucket_bytes, itemsize)
     plans = plan_buckets(sizes, bucket_bytes, itemsize)
-    order = [i for plan in plans for i, _, _ in plan]
-    assert order == list(reversed(range(len(sizes))))                  # each once, last layer first
-    for b, plan in enumerate(plans):
-        assert plan[0][1] == 0
-        for (i, begin, end), nxt in zip(plan, plan[1:] + [None]):
-            assert end - begin == sizes[i] and (nxt is None or nxt[1] == end)   # contiguous slots
-        filled = plan[-1][2] * itemsize
-        if b < len(plans) - 1:
-            assert filled >= bucket_bytes                              # closed because it was full ...
-            assert (filled - sizes[plan[-1][0]] * itemsize) < bucket_bytes    # ... by its last gradient
     if bucket_bytes <= min(sizes) * itemsize:
         assert len(plans) == len(sizes)                                # smaller than one gradient
     if bucket_bytes >= sum(sizes) * itemsize:
@@ -48,15 +41,9 @@ def _grads(k, shape_list, seed, dtype='float32'):
 @given(k=st.integers(1, 8), shape_list=st.lists(shapes, min_size=1, max_size=8), bucket_bytes=bucket_sizes,
        seed=st.integers(0, 2 ** 16), dtype=st.sampled_from(['float32', 'float64']))
 def test_bucketed_allreduce_has_the_bits_of_the_unbucketed_one(k, shape_list, bucket_bytes, seed, dtype):
-    grads = _grads(k, shape_list, seed, dtype)
-    reference = [[g.copy() for g in per_device] for per_device in grads]
-    for per_device in reference:
-        allreduce_naive(per_device)
-    assert allreduce_bucketed(grads, bucket_bytes) is grads
-    for per_device, ref in zip(grads, reference):
-        for g, r, c in zip(per_device, ref, CTX):
-            assert g.context == c and g.shape == r.shape and g.dtype == np.dtype(dtype)
-            np.testing.assert_array_equal(g.asnumpy(), r.asnumpy())
+    """helpers.lessoncheck's law (the readers' check_allreduce_bucketed): in place, each gradient with its own
+    allreduce's bits, one allreduce per bucket."""
+    lessoncheck.law_bucketed_like_unbucketed(allreduce_bucketed, k, shape_list, bucket_bytes, dtype, seed)
 
 
 @settings(max_examples=40, deadline=None)
@@ -101,22 +88,16 @@ def _backward(net, devices, seed=1):
 @pytest.mark.parametrize('k', [1, 2, 3])
 @pytest.mark.parametrize('bucket_bytes', [1, 100, 10 ** 9])
 def test_backward_writes_into_the_buckets_the_values_of_attach_grad(k, bucket_bytes):
-    devices = CTX[:k]
-    net, params = _net(devices)
-    backward_and_send(_backward(net, devices), [p.list_grad() for p in reversed(params)])
-    expected = [[g.asnumpy() for g in p.list_grad()] for p in params]
-    net, params = _net(devices)
-    buckets = bucket_gradients(params, bucket_bytes)
-    assert len(buckets) == len(plan_buckets([p.list_data()[0].size for p in params], bucket_bytes))
-    for flats in buckets:
-        for f in flats:
-            f[:] = np.nan                                        # backward must overwrite every slot
-    backward_and_send(_backward(net, devices), buckets, wait=True)
-    for p, exp in zip(params, expected):
-        for d, (g, e) in enumerate(zip(p.list_grad(), exp)):
-            np.testing.assert_array_equal(g.asnumpy(), e)
-            np.testing.assert_array_equal(p.list_data()[d].grad.asnumpy(), e)   # autograd's buffer is Gluon's
-    assert all(np.isfinite(f.asnumpy()).all() for flats in buckets for f in flats)
+    """helpers.lessoncheck's law (the readers' check_bucket_gradients): backward writes every gradient into
+    its slot of its bucket, and Gluon's and autograd's buffers are those views."""
+    lessoncheck.law_bucket_views(bucket_gradients, k, bucket_bytes)
+
+
+@pytest.mark.parametrize('case', lessoncheck.BACKWARD_CASES)
+def test_backward_and_send_sums_every_group_in_order(case):
+    """helpers.lessoncheck's law (the readers' check_backward_and_send): per gradient or per bucket of views,
+    waiting or not, every gradient ends with its allreduce's bits."""
+    lessoncheck.law_backward_and_send(backward_and_send, **case)
 
 
 def test_overlap_counts_only_communication_during_the_backward_pass():
@@ -154,32 +135,23 @@ def test_model_and_measurement_count_buckets_messages_and_bytes():
 
 
 def test_bad_input_is_refused_before_any_work():
-    grads = _grads(2, [(3,), (4,)], 0)
-    before = [[g.asnumpy() for g in per_device] for per_device in grads]
+    for bad in ('bucket_bytes 0', 'bucket_bytes -5', 'bucket_bytes 2.5', 'bucket_bytes True', 'no gradient',
+                'an array, not a list', 'mixed dtypes', 'one gradient of two shapes', 'devices in another order'):
+        lessoncheck.law_bucketed_refuses_bad_input(allreduce_bucketed, bad)        # nothing changed either
+    for bad in ('no gradient', 'a size of 0', 'a bucket of 0 bytes', 'sizes not a list'):
+        lessoncheck.law_plan_refuses_bad_input(plan_buckets, bad)
+    grads = _grads(2, [(3,), (4,)], 0)                          # and each message names what is wrong
     for bad, error, match in (
-            (0, ValueError, 'bucket_bytes must be at least 1'), (-5, ValueError, 'bucket_bytes'),
-            (2.5, TypeError, 'bucket_bytes must be a whole number'), (True, TypeError, 'bucket_bytes')):
+            (0, ValueError, 'bucket_bytes must be at least 1'),
+            (2.5, TypeError, 'bucket_bytes must be a whole number')):
         with pytest.raises(error, match=match):
             allreduce_bucketed(grads, bad)
-    with pytest.raises(ValueError, match='grads is empty'):
-        allreduce_bucketed([], 100)
-    with pytest.raises(TypeError, match='grads must be a list'):
-        allreduce_bucketed(grads[0][0], 100)
     with pytest.raises(TypeError, match='grads mixes dtypes'):
         allreduce_bucketed(grads + _grads(2, [(2,)], 0, 'float64'), 100)
-    with pytest.raises(ValueError, match=r'grads\[1\].*one shape'):
-        allreduce_bucketed([grads[0], [grads[1][0], nd.ones(5, ctx=CTX[1])]], 100)
     with pytest.raises(ValueError, match=r'grads\[1\] lives on'):
         allreduce_bucketed([grads[0], grads[1][::-1]], 100)
-    assert all(np.array_equal(g.asnumpy(), b) for per, bs in zip(grads, before) for g, b in zip(per, bs))
-    with pytest.raises(ValueError, match='sizes is empty'):
-        plan_buckets([], 100)
     with pytest.raises(ValueError, match=r'sizes\[1\] must be at least 1'):
         plan_buckets([3, 0], 100)
-    with pytest.raises(ValueError, match='bucket_bytes must be at least 1'):
-        plan_buckets([3], 0)
-    with pytest.raises(TypeError, match='sizes must be a list'):
-        plan_buckets(7, 100)
     with pytest.raises(TypeError, match='cost must be a function'):
         bucketed_time([3], 100, 1e-6)
 

@@ -7,6 +7,7 @@ import mxnet as mx
 import numpy as np
 import pytest
 
+from helpers import lessoncheck
 from helpers.checkpoint import adam_trainer, command, load_checkpoint, save_checkpoint
 from helpers.data import load_data_fashion_mnist
 from helpers.models import lenet
@@ -40,6 +41,14 @@ def test_a_resumed_run_takes_the_same_steps_bit_for_bit(k, tmp_path):
         train_batch(resumed, X, y, trainer2, devices)
         for a, b in zip(after[step], weights(resumed, devices[-1])):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('k', [1, 2, 3])
+def test_the_readers_laws_hold_for_the_lessons(k):
+    """helpers.lessoncheck's law (the readers' check_save_checkpoint and check_load_checkpoint): a run resumed
+    from a checkpoint takes the same steps bit for bit, with either half of the lesson's pair."""
+    lessoncheck.law_resumed_run_takes_the_same_steps(save_checkpoint, k, 'save')
+    lessoncheck.law_resumed_run_takes_the_same_steps(load_checkpoint, k, 'load')
 
 
 def test_the_trainer_keeps_the_networks_order():

@@ -18,7 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
-from helpers import dist, dist_train, launcher, procs
+from helpers import dist, dist_train, launcher, lessoncheck, procs
 from helpers import job as job_module
 from helpers.dist_train import my_shard, steps_per_epoch
 
@@ -54,6 +54,10 @@ def test_bad_arguments_are_refused_before_anything_starts():
 
 
 def test_each_worker_reads_its_own_part_of_the_data():
+    for case in lessoncheck.SHARD_CASES:           # helpers.lessoncheck's laws (check_my_shard, check_steps_per_epoch)
+        lessoncheck.law_my_shard(my_shard, **case)
+    for case in lessoncheck.STEPS_CASES:
+        lessoncheck.law_steps_per_epoch(steps_per_epoch, **case)
     X, y = np.arange(10), np.arange(10) * 10
     parts = [my_shard(X, y, rank, 3) for rank in range(3)]
     assert [b for _, _, b in parts] == [(0, 4), (4, 7), (7, 10)]
@@ -61,6 +65,29 @@ def test_each_worker_reads_its_own_part_of_the_data():
     assert all(np.array_equal(p[1], p[0] * 10) for p in parts)
     # every worker takes the steps of the smallest shard: 3 examples, batches of 2 -> 1 step
     assert steps_per_epoch(10, 3, 2) == 1 and steps_per_epoch(12000, 2, 64) == 93
+
+
+@pytest.mark.parametrize('script', ['done', 'dies', 'timeout', 'interrupt'])
+def test_run_local_job_stops_the_job_however_it_ends(script):
+    """helpers.lessoncheck's law (the readers' check_run_local_job), against a scripted stand-in for Job: no
+    process starts. The real jobs below end the same four ways."""
+    lessoncheck.law_job_always_stopped(dist.run_local_job, script)
+
+
+def test_push_then_pull_is_a_push_and_a_pull():
+    """helpers.lessoncheck's laws (the readers' check_push_then_pull), on a recording stand-in and on MXNet's
+    local store."""
+    for k, out, priority in ((1, True, 0), (2, True, -3), (3, False, 0)):
+        lessoncheck.law_push_then_pull(dist_train.push_then_pull, k, out, priority)
+    for k in (1, 2, 3):
+        lessoncheck.law_push_then_pull_on_a_store(dist_train.push_then_pull, k)
+
+
+@pytest.mark.parametrize('case', lessoncheck.WORKER_CASES)
+def test_a_worker_takes_the_step_of_the_global_batch(case):
+    """helpers.lessoncheck's law (the readers' check_train_worker), in this process: a stand-in dist_sync
+    store of workers that all push the same gradients."""
+    lessoncheck.law_worker_takes_the_global_step(dist_train.train_worker, **case)
 
 
 def test_launcher_is_mxnets_own():

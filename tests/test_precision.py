@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from mxnet import nd
 
+from helpers import lessoncheck
 from helpers.comm import CommStats, allreduce
 from helpers.data import load_data_fashion_mnist
 from helpers.memory import in_fresh_process
@@ -21,18 +22,10 @@ CTX = [mx.cpu(i) for i in range(8)]
 @settings(max_examples=40, deadline=None)
 @given(k=st.integers(1, 8), n=st.integers(1, 300), seed=st.integers(0, 2**16))
 def test_float16_on_the_wire_sends_exactly_half_and_sums_in_float16(k, n, seed):
-    rng = np.random.default_rng(seed)
-    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(k)]
-    full, half = CommStats(), CommStats()
-    allreduce([nd.array(x, ctx=c) for x, c in zip(xs, CTX)], send=full.send)
-    grads = [nd.array(x, ctx=c) for x, c in zip(xs, CTX)]
-    assert allreduce_fp16(grads, send=half.send) is grads
-    assert [2 * b for b in half.per_device(CTX[:k])] == full.per_device(CTX[:k])
-    expected = np.sum([x.astype(np.float16) for x in xs], axis=0, dtype=np.float64)
-    for g, c in zip(grads, CTX):
-        assert g.dtype == np.float32 and g.context == c
-        np.testing.assert_array_equal(g.asnumpy(), grads[0].asnumpy())           # identical everywhere
-        np.testing.assert_allclose(g.asnumpy(), expected, rtol=k * 2e-3, atol=k * 2e-3)
+    """helpers.lessoncheck's laws (the readers' check_allreduce_fp16): in place, the float16 sum, identical
+    bits on every device, float32 kept; half the bytes of the same allreduce."""
+    lessoncheck.law_fp16_sums(allreduce_fp16, k, n, seed)
+    lessoncheck.law_fp16_bytes_are_half(allreduce_fp16, k, n)
 
 
 def test_float16_bytes_are_exactly_half_of_the_same_algorithms():
@@ -41,7 +34,7 @@ def test_float16_bytes_are_exactly_half_of_the_same_algorithms():
             full, half = CommStats(), CommStats()
             allreduce([nd.ones(n, ctx=c) for c in CTX[:k]], send=full.send)
             allreduce_fp16([nd.ones(n, ctx=c) for c in CTX[:k]], send=half.send)
-            assert [2 * b for b in half.per_device(CTX[:k])] == full.per_device(CTX[:k])
+            assert [2 * b for b in half.per_device(CTX[:k])] == full.per_device(CTX[:k])     # of allreduce itself
             assert half.messages == full.messages
 
 
@@ -60,13 +53,16 @@ def test_what_the_cast_does():
         float16_fate(values, scale=-1)
 
 
-def test_next_scale_halves_on_overflow_and_doubles_after_the_interval():
-    assert next_scale(1024.0, False, 7) == (512.0, 0)
-    scale, good = 8.0, 0
-    for _ in range(3):
-        scale, good = next_scale(scale, True, good, growth_interval=3)
-    assert (scale, good) == (16.0, 0)
-    assert next_scale(16.0, True, 0, growth_interval=3) == (16.0, 1)
+@pytest.mark.parametrize('case', lessoncheck.SCALE_CASES)
+def test_next_scale_halves_on_overflow_and_doubles_after_the_interval(case):
+    """helpers.lessoncheck's law (the readers' check_next_scale), step by step."""
+    lessoncheck.law_next_scale(next_scale, **case)
+
+
+@settings(max_examples=30, deadline=None)
+@given(updates=st.lists(st.booleans(), min_size=1, max_size=20), interval=st.integers(1, 5))
+def test_next_scale_on_any_run_of_steps(updates, interval):
+    lessoncheck.law_next_scale(next_scale, updates, interval, 2.0 ** 16)
 
 
 def test_all_finite():
@@ -75,8 +71,16 @@ def test_all_finite():
     assert not all_finite([nd.array([np.nan])])
 
 
+@pytest.mark.parametrize('case', lessoncheck.FP16_STEP_CASES)
+def test_the_loss_scaled_step_keeps_the_laws_of_the_readers_check(case):
+    """helpers.lessoncheck's law (the readers' check_train_batch_fp16): skipped on overflow, else notebook
+    05's step to float16 rounding."""
+    lessoncheck.law_fp16_step(train_batch_fp16, **case)
+
+
 @pytest.mark.parametrize('k', [1, 2, 3])
 def test_a_loss_scaled_step_skips_on_overflow_and_is_notebook_05s_step_otherwise(k):
+    """The same on Fashion-MNIST, and the float16 rounding shows: not bit for bit notebook 05's step."""
     devices = CTX[:k]
     params = init_lenet_params(0)
     X, y = next(iter(load_data_fashion_mnist(32, n_train=32, seed=0)[0]))

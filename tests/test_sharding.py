@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from mxnet import nd
 
-from helpers import sharding
+from helpers import lessoncheck, sharding
 from helpers.comm import CommStats, all_gather, allreduce_ring, owner_chunk, reduce_scatter
 from helpers.data import load_data_fashion_mnist
 from helpers.memory import StorageMeter, in_fresh_process
@@ -87,30 +87,37 @@ def test_sharded_update_is_the_replicated_one_bit_for_bit(k, n, seed, dtype, ste
     assert state_elements(ub) == [2 * n] * k
 
 
+@pytest.mark.parametrize('case', lessoncheck.SHARDED_CASES)
+def test_the_sharded_step_keeps_the_laws_of_the_readers_check(case):
+    """helpers.lessoncheck's laws (the readers' check_train_batch_sharded), LeNet in float32: the replicated
+    step's weights summed by the ring, bit for bit; Adam state for the own chunk only; one ring's bytes."""
+    lessoncheck.law_sharded_step_is_the_replicated_one(train_batch_sharded, **case)
+    lessoncheck.law_sharded_state_is_one_chunk(train_batch_sharded, **case)
+    lessoncheck.law_sharded_bytes_are_one_ring_allreduce(train_batch_sharded, case['k'])
+
+
 @pytest.mark.parametrize('k', [1, 2, 3, 4])
 def test_sharded_lenet_step_is_notebook_05s_step_in_float64(k):
     """LeNet (61,706 parameters: not divisible by 3 or 4), 3 batches, float64: the sharded Adam step
-    equals the replicated one (allreduce of notebook 05) to rounding, and bit for bit with the ring;
-    with SGD it equals notebook 05's train_batch_scratch itself to rounding. (A learning rate that
-    float32 holds exactly: MXNet's optimizer operators take their hyperparameters as float32,
+    equals the replicated one (allreduce of notebook 05) to rounding (bit for bit with the ring: the law
+    above); with SGD it equals notebook 05's train_batch_scratch itself to rounding. (A learning rate
+    that float32 holds exactly: MXNet's optimizer operators take their hyperparameters as float32,
     SGDParam and AdamParam in src/operator/optimizer_op-inl.h.)"""
     devices = CTX[:k]
     params = [p.astype('float64') for p in init_lenet_params(0)]
     batches = [(X.astype('float64'), y) for X, y in load_data_fashion_mnist(32, n_train=96, seed=0)[0]]
-    sharded, replicated, ring = (make_replicas(params, devices) for _ in range(3))
-    us, ur, ug = (adam_updaters(devices, 1e-3, 32) for _ in range(3))
+    sharded, replicated = (make_replicas(params, devices) for _ in range(2))
+    us, ur = (adam_updaters(devices, 1e-3, 32) for _ in range(2))
     sgd_sharded = make_replicas(params, devices)
     sgd = [mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.125, rescale_grad=1 / 32)) for _ in devices]
     scratch = [replicate_params(params, d) for d in devices]
     for X, y in batches:
         train_batch_sharded(X, y, sharded, devices, us)
         train_batch_replicated(X, y, replicated, devices, ur)
-        train_batch_replicated(X, y, ring, devices, ug, sum_grads=allreduce_ring)
         train_batch_sharded(X, y, sgd_sharded, devices, sgd)
         train_batch_scratch(X, y, scratch, devices, 0.125)
     w = sharded[0].weights.asnumpy()
     assert np.abs(w - replicated[0].weights.asnumpy()).max() < 1e-12
-    np.testing.assert_array_equal(w, ring[0].weights.asnumpy())
     flat05 = np.concatenate([p.asnumpy().ravel() for p in scratch[0]])
     assert np.abs(sgd_sharded[0].weights.asnumpy() - flat05).max() < 1e-12
     for r in sharded:
@@ -128,6 +135,21 @@ def test_bytes_on_the_wire_are_one_ring_allreduce():
         allreduce_ring([nd.ones(n, ctx=c) for c in CTX[:k]], send=ring.send)
         assert stats.per_device(CTX[:k]) == ring.per_device(CTX[:k])
         assert stats.per_device(CTX[:k], 'received') == ring.per_device(CTX[:k], 'received')
+
+
+@pytest.mark.parametrize('case', lessoncheck.FLAT_CASES)
+def test_views_flat_replicas_and_flat_gradients_keep_the_laws_of_the_readers_checks(case):
+    """helpers.lessoncheck's laws (the readers' check_views_of, check_flat_replica, check_attach_flat_grad)."""
+    lessoncheck.law_views_of(sharding.views_of, **case)
+    lessoncheck.law_flat_replica(flat_replica, **case)
+    lessoncheck.law_attach_flat_grad(attach_flat_grad, **case)
+
+
+@pytest.mark.parametrize('case', lessoncheck.REPLICATED_CASES)
+def test_forward_backward_and_the_replicated_step_keep_the_laws_of_the_readers_checks(case):
+    """helpers.lessoncheck's laws (the readers' check_forward_backward, check_train_batch_replicated)."""
+    lessoncheck.law_forward_backward(sharding.forward_backward, case['k'], 2 * case['k'] + 1)
+    lessoncheck.law_replicated_step_is_notebook_05s(train_batch_replicated, **case)
 
 
 def test_flat_replica_views_share_the_flat_arrays():
