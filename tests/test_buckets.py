@@ -5,8 +5,9 @@ import mxnet as mx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from mxnet import autograd, gluon, nd
+from mxnet import gluon, nd
 
+from helpers.lessoncheck import _small_losses as _backward, _small_net as _net  # the laws' own small net
 from helpers import lessoncheck, tracing
 from helpers.buckets import (Overlap, allreduce_bucketed, backward_and_send, bucket_gradients, bucketed_time,
                              flat_buckets, overlap, plan_buckets, time_buckets)
@@ -69,20 +70,6 @@ def test_allreduce_of_view_buckets_has_the_bits_of_the_unbucketed_one(k, shape_l
                                               reference[i][d].asnumpy())
 
 
-def _net(devices, seed=0):
-    net = gluon.nn.Sequential()
-    net.add(gluon.nn.Conv2D(3, 3, in_channels=1), gluon.nn.BatchNorm(in_channels=3), gluon.nn.Activation('relu'),
-            gluon.nn.Dense(4, in_units=3 * 4 * 4))
-    mx.random.seed(seed)
-    net.initialize(mx.init.Normal(0.1), ctx=devices)
-    return net, [p for p in net.collect_params().values() if p.grad_req != 'null']
-
-
-def _backward(net, devices, seed=1):
-    X = nd.array(np.random.default_rng(seed).standard_normal((2 * len(devices), 1, 6, 6)))
-    with autograd.record():
-        losses = [net(X[2 * i:2 * i + 2].as_in_context(d)).sum() for i, d in enumerate(devices)]
-    return losses
 
 
 @pytest.mark.parametrize('k', [1, 2, 3])
