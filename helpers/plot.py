@@ -20,7 +20,8 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
-__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'timelines', 'step_timelines', 'plt']
+__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'history_spread', 'timeline', 'timelines',
+           'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
@@ -161,6 +162,34 @@ def history(histories, title=None, figsize=(8, 3.2), alt=None):
     fig.tight_layout()
     show(alt, fig)
 
+
+
+def history_spread(runs, title=None, figsize=(8, 3.2), alt=None):
+    """Training curves over several seeds (notebook 05): ``runs`` maps a label to a list of histories,
+    one per seed, of the same epochs. For each label, the mean training loss and test accuracy per
+    epoch as a line (with its own line style and marker) and a band from the lowest to the highest
+    seed (with its own hatching), so that a gap between two labels can be read against the spread
+    that the seed alone makes."""
+    import numpy as np
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
+    styles, hatches = ('o-', 's--', '^-.', 'd:'), ('', '//', '\\\\', '..')
+    for (label, hs), style, hatch in zip(runs.items(), styles, hatches):
+        epochs = hs[0]['epoch']
+        for ax, key in ((ax_loss, 'loss'), (ax_acc, 'test_acc')):
+            values = np.array([h[key] for h in hs], dtype=float)
+            line, = ax.plot(epochs, values.mean(axis=0), style, label=f'{label}, mean of {len(hs)}')
+            ax.fill_between(epochs, values.min(axis=0), values.max(axis=0), color=line.get_color(),
+                            alpha=0.15, hatch=hatch, edgecolor=line.get_color(), linewidth=0)
+    for ax, name in ((ax_loss, 'training loss'), (ax_acc, 'test accuracy')):
+        ax.set_xlabel('epoch')
+        ax.set_ylabel(name)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(True, alpha=0.3)
+    ax_acc.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    show(alt, fig)
 
 PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
                 'update': 'tab:green', 'other': 'tab:blue',

@@ -8,6 +8,7 @@
 - dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
 - dp-overlap-buckets.svg notebook 10: sending after the backward pass, as gradients are ready, in buckets
 - dp-sharded-step.svg   notebook 11: the replicated and the sharded optimizer step, k = 3
+- dp-four-moves.svg     notebook 05: the four moves of a data-parallel step on two devices
 """
 import os
 
@@ -300,6 +301,53 @@ def sharded_step(k=3):
     save(fig, 'dp-sharded-step.svg')
 
 
+def four_moves():
+    """The four moves of one data-parallel step on two devices, left to right: split the batch,
+    forward and backward on every device with its own replica, allreduce the gradients, the same
+    update everywhere. Colours are the phase colours of notebook 05's timeline (helpers.plot), and
+    every box is also labelled, so nothing depends on colour alone."""
+    blue, orange, red, green = 'tab:blue', 'tab:orange', 'tab:red', 'tab:green'
+    fig, ax = plt.subplots(figsize=(12, 4.4))
+    ax.set_xlim(-0.2, 15.6)
+    ax.set_ylim(-1.0, 5.9)
+    ax.axis('off')
+    lanes = {0: 3.3, 1: 0.6}                                   # y of each device's row of boxes
+    for d, y in lanes.items():
+        box(ax, 2.75, y - 0.3, 12.8, 1.75, '', color='#f3f3f3', edge='#bbbbbb')
+        ax.text(2.85, y + 1.2, f'device {d}: its own copy of the weights W', ha='left', va='center',
+                fontsize=12, style='italic')
+    titles = [(1.1, '1. split'), (7.0, '2. forward + backward'), (10.6, '3. allreduce'), (14.0, '4. same update')]
+    for x, t in titles:
+        ax.text(x, 5.6, t, ha='center', va='center', fontsize=14, weight='bold')
+    # 1. split: the batch on the left, one shard per device
+    box(ax, 0.0, 1.2, 2.2, 2.6, 'batch\nof B\nexamples', color='#dddddd', fontsize=13)
+    for d, y in lanes.items():
+        box(ax, 3.0, y, 1.5, 0.9, f'shard {d}', color='#dddddd', fontsize=12)
+        arrow(ax, 2.2, 2.5, 3.0, y + 0.45, lw=1.5)
+    # 2. forward, then backward, on each device: its shard's gradient
+    for d, y in lanes.items():
+        box(ax, 4.8, y, 1.6, 0.9, 'forward', color=blue, alpha=0.35, fontsize=12)
+        box(ax, 6.7, y, 1.6, 0.9, 'backward', color=orange, alpha=0.45, fontsize=12)
+        box(ax, 8.6, y, 0.8, 0.9, f'g{d}', color=orange, alpha=0.45, fontsize=14)
+        for x0, x1 in ((4.5, 4.8), (6.4, 6.7), (8.3, 8.6)):
+            arrow(ax, x0, y + 0.45, x1, y + 0.45, lw=1.5)
+    # 3. allreduce: both gradients in, their sum out to both devices
+    box(ax, 9.8, 1.75, 1.6, 1.5, 'g0 + g1', color=red, alpha=0.3, fontsize=14)
+    for d, y in lanes.items():
+        mid = 2.5 + (0.4 if d == 0 else -0.4)
+        arrow(ax, 9.4, y + 0.45, 9.8, mid, color=red, lw=1.5)
+        box(ax, 11.8, y, 0.8, 0.9, 'g', color=red, alpha=0.3, fontsize=14)
+        arrow(ax, 11.4, mid, 11.8, y + 0.45, color=red, lw=1.5)
+    # 4. the same update on every device: the copies stay identical
+    for d, y in lanes.items():
+        box(ax, 12.9, y, 2.5, 0.9, 'W -= lr / B * g', color=green, alpha=0.35, fontsize=13)
+        arrow(ax, 12.6, y + 0.45, 12.9, y + 0.45, lw=1.5)
+    ax.text(7.7, -0.6, 'after the allreduce every device holds the same sum g of the shard gradients, '
+            'so the same update\nkeeps the copies of W identical, to the last bit', ha='center', va='center',
+            fontsize=12)
+    save(fig, 'dp-four-moves.svg')
+
+
 if __name__ == '__main__':
     naive_vs_ring()
     data_vs_model()
@@ -307,3 +355,4 @@ if __name__ == '__main__':
     ring_steps()
     overlap_buckets()
     sharded_step()
+    four_moves()

@@ -36,3 +36,15 @@ def test_alt_text_must_be_a_sentence(shown):
         with pytest.raises(TypeError, match='alt must be a sentence'):
             plot.show(bad)
     plot.plt.close('all')
+
+
+def test_history_spread_plots_the_mean_of_the_seeds_and_tables_it(shown):
+    runs = {'1 device': [{'epoch': [1, 2], 'loss': [1.0, 0.5], 'test_acc': [0.6, 0.8]},
+                         {'epoch': [1, 2], 'loss': [1.2, 0.7], 'test_acc': [0.5, 0.7]}],
+            '2 devices': [{'epoch': [1, 2], 'loss': [1.1, 0.6], 'test_acc': [0.55, 0.75]}]}
+    plot.history_spread(runs, alt='accuracy over two seeds: 1 and 2 devices alike')
+    (bundle,) = shown
+    assert bundle['text/plain'] == 'accuracy over two seeds: 1 and 2 devices alike'
+    page = bundle['text/html']
+    assert '<th>epoch</th><th>1 device, mean of 2</th><th>2 devices, mean of 1</th>' in page
+    assert '<tr><td>2</td><td>0.75</td><td>0.75</td></tr>' in page       # mean test accuracy at epoch 2
