@@ -6,6 +6,8 @@
 - dp-batch-split.svg    notebook 03: even, uneven and weighted splits of a batch
 - dp-ring-steps.svg     notebook 04: reduce-scatter and all-gather steps of ring allreduce, k = 4
 - dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
+- dp-store-placement.svg notebook 07: where the `local` and `device` stores keep merge buffers, weights
+                        and optimizer state, with the update on the store or on the devices
 """
 import os
 
@@ -215,8 +217,65 @@ def naive_vs_ring(k=4):
     save(fig, 'dp-naive-vs-ring.svg')
 
 
+def store_placement(k=3):
+    """Notebook 07: one key of a single-machine KVStore on k GPUs, four panels: ``local`` / ``device``
+    (rows) x update on the store / on the devices (columns, Gluon's ``update_on_kvstore``). What the
+    store allocates is hatched and orange; what every device holds for training is plain grey. MXNet
+    1.9.1: ``CommCPU::Reduce`` / ``CommDevice::Reduce`` (src/kvstore/comm.h) make the merge buffer
+    and k-1 copy buffers; ``KVStoreLocal::PushImpl`` (src/kvstore/kvstore_local.h) moves the store's
+    weights to the merge buffer's GPU; the optimizer creates its state next to the weights it updates."""
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10))
+    xs = [0.3 + d * 3.25 for d in range(k)]            # left edge of each GPU's items
+    step, top = 0.6, 3.3                               # rows inside a GPU box, from the top down
+
+    def item(ax, x, y, text, mine, w=2.75):
+        ax.add_patch(Rectangle((x, y), w, 0.48, facecolor='#d9d9d9' if mine else COLORS[1],
+                               alpha=1.0 if mine else 0.45, edgecolor='black', lw=1,
+                               hatch=None if mine else '//'))
+        ax.text(x + w / 2, y + 0.24, text, ha='center', va='center', fontsize=12,
+                bbox=None if mine else dict(facecolor='white', edgecolor='none', alpha=0.85, pad=0.6))
+
+    for r, kv in enumerate(('local', 'device')):
+        for c, on_store in enumerate((True, False)):
+            ax = axes[r, c]
+            where = 'on the store' if on_store else 'on every device'
+            ax.set_title(f"'{kv}' store, update {where}\n(update_on_kvstore={on_store})", fontsize=13)
+            box(ax, 0.1, 4.7, 9.75, 2.15, '', color='#f7f7f7')
+            ax.text(0.3, 6.55, 'host (CPU) memory', fontsize=12, va='center')
+            buffers = ['merge buffer', f'copy buffers x {k - 1}']
+            buffers += ["store's weights", 'optimizer state'] if on_store else []
+            mine = ['weights', 'gradient'] + ([] if on_store else ['optimizer state'])
+            for d, x in enumerate(xs):
+                box(ax, x - 0.15, -1.1, 3.05, 5.35, '', color='#f7f7f7')
+                owner = kv == 'device' and d == 0
+                ax.text(x + 1.375, 3.95, f'GPU {d}' + (' (owner)' if owner else ''), ha='center',
+                        va='center', fontsize=12, fontweight='bold' if owner else 'normal')
+                rows = mine + (buffers if owner else [])
+                for i, text in enumerate(rows):
+                    item(ax, x, top - step * i, text, i < len(mine))
+            if kv == 'local':
+                for i, text in enumerate(buffers):
+                    item(ax, 0.3 + 4.8 * (i % 2), 5.75 - 0.65 * (i // 2), text, False, w=4.5)
+                for x in xs:
+                    arrow(ax, x + 1.375, 4.3, x + 1.375, 4.65, style='<|-|>', lw=1.6)
+            else:
+                ax.text(4.95, 5.7, 'nothing of this key', ha='center', va='center', fontsize=12, color='#555555')
+                for x in xs[1:]:                          # below the boxes, to the owner
+                    arrow(ax, x + 1.375, -1.15, xs[0] + 1.9, -1.15, style='<|-|>', lw=1.6, rad=-0.22)
+            back = 'new weights' if on_store else 'the summed gradient'
+            ax.text(4.95, -2.35, f'push: every gradient in;  pull: {back} out', ha='center', va='center',
+                    fontsize=12)
+            ax.set_xlim(0, 10)
+            ax.set_ylim(-2.6, 7.0)
+            ax.axis('off')
+    fig.suptitle(f'One key on k = {k} GPUs. Hatched: what the store allocates; grey: what every GPU holds '
+                 'to train', fontsize=13)
+    fig.tight_layout()
+    save(fig, 'dp-store-placement.svg')
+
 if __name__ == '__main__':
     naive_vs_ring()
     data_vs_model()
     batch_split()
     ring_steps()
+    store_placement()
