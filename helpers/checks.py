@@ -61,8 +61,10 @@ def devices(devs, name='devices'):
     for d in devs:
         if not isinstance(d, mx.Context):
             raise TypeError(f'{name} must hold mx.Context objects such as mx.cpu(0), got {d!r}')
-    if len(set(devs)) != len(devs):
-        raise ValueError(f'{name} must be distinct, got {devs}')
+    if len(set(devs)) != len(devs):    # Gluon finds a parameter's copy by device: a repeat is one device
+        raise ValueError(f'{name} must be distinct, got {devs}: a device listed twice is one device to '
+                         'Gluon and does not test multi-device code (notebook 06); for stand-ins on one '
+                         f'machine use distinct ones, e.g. MXDP_DEVICES=cpu:{len(devs)}')
     return devs
 
 

@@ -147,9 +147,10 @@ def history(histories, title=None, figsize=(8, 3.2), alt=None):
     if 'epoch' in histories:
         histories = {None: histories}
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
-    for label, h in histories.items():
-        ax_loss.plot(h['epoch'], h['loss'], 'o-', label=label)
-        ax_acc.plot(h['epoch'], h['test_acc'], 'o-', label=label)
+    for i, (label, h) in enumerate(histories.items()):     # runs told apart by marker and line style too
+        fmt = ('o-', 's--', '^:', 'D-.')[i % 4]
+        ax_loss.plot(h['epoch'], h['loss'], fmt, label=label)
+        ax_acc.plot(h['epoch'], h['test_acc'], fmt, label=label)
     for ax, name in ((ax_loss, 'training loss'), (ax_acc, 'test accuracy')):
         ax.set_xlabel('epoch')
         ax.set_ylabel(name)

@@ -9,6 +9,8 @@
 - dp-overlap-buckets.svg notebook 10: sending after the backward pass, as gradients are ready, in buckets
 - dp-sharded-step.svg   notebook 11: the replicated and the sharded optimizer step, k = 3
 - dp-four-moves.svg     notebook 05: the four moves of a data-parallel step on two devices
+- dp-store-placement.svg notebook 07: where the `local` and `device` stores keep merge buffers, weights
+                        and optimizer state, with the update on the store or on the devices
 """
 import os
 
@@ -256,6 +258,8 @@ def overlap_buckets():
     ax.set_ylim(-0.6, len(plans) + 2.1)
     ax.axis('off')
     save(fig, 'dp-overlap-buckets.svg')
+
+
 def sharded_step(k=3):
     """Two rows of panels, k devices each: the replicated step (allreduce, then every device updates
     every chunk with the optimizer state of every chunk) and the sharded step (reduce-scatter, device i
@@ -348,6 +352,62 @@ def four_moves():
     save(fig, 'dp-four-moves.svg')
 
 
+def store_placement(k=3):
+    """Notebook 07: one key of a single-machine KVStore on k GPUs, four panels: ``local`` / ``device``
+    (rows) x update on the store / on the devices (columns, Gluon's ``update_on_kvstore``). What the
+    store allocates is hatched and orange; what every device holds for training is plain grey. MXNet
+    1.9.1: ``CommCPU::Reduce`` / ``CommDevice::Reduce`` (src/kvstore/comm.h) make the merge buffer
+    and k-1 copy buffers; ``KVStoreLocal::PushImpl`` (src/kvstore/kvstore_local.h) moves the store's
+    weights to the merge buffer's GPU; the optimizer creates its state next to the weights it updates."""
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10))
+    xs = [0.3 + d * 3.25 for d in range(k)]            # left edge of each GPU's items
+    step, top = 0.6, 3.3                               # rows inside a GPU box, from the top down
+
+    def item(ax, x, y, text, mine, w=2.75):
+        ax.add_patch(Rectangle((x, y), w, 0.48, facecolor='#d9d9d9' if mine else COLORS[1],
+                               alpha=1.0 if mine else 0.45, edgecolor='black', lw=1,
+                               hatch=None if mine else '//'))
+        ax.text(x + w / 2, y + 0.24, text, ha='center', va='center', fontsize=12,
+                bbox=None if mine else dict(facecolor='white', edgecolor='none', alpha=0.85, pad=0.6))
+
+    for r, kv in enumerate(('local', 'device')):
+        for c, on_store in enumerate((True, False)):
+            ax = axes[r, c]
+            where = 'on the store' if on_store else 'on every device'
+            ax.set_title(f"'{kv}' store, update {where}\n(update_on_kvstore={on_store})", fontsize=13)
+            box(ax, 0.1, 4.7, 9.75, 2.15, '', color='#f7f7f7')
+            ax.text(0.3, 6.55, 'host (CPU) memory', fontsize=12, va='center')
+            buffers = ['merge buffer', f'copy buffers x {k - 1}']
+            buffers += ["store's weights", 'optimizer state'] if on_store else []
+            mine = ['weights', 'gradient'] + ([] if on_store else ['optimizer state'])
+            for d, x in enumerate(xs):
+                box(ax, x - 0.15, -1.1, 3.05, 5.35, '', color='#f7f7f7')
+                owner = kv == 'device' and d == 0
+                ax.text(x + 1.375, 3.95, f'GPU {d}' + (' (owner)' if owner else ''), ha='center',
+                        va='center', fontsize=12, fontweight='bold' if owner else 'normal')
+                rows = mine + (buffers if owner else [])
+                for i, text in enumerate(rows):
+                    item(ax, x, top - step * i, text, i < len(mine))
+            if kv == 'local':
+                for i, text in enumerate(buffers):
+                    item(ax, 0.3 + 4.8 * (i % 2), 5.75 - 0.65 * (i // 2), text, False, w=4.5)
+                for x in xs:
+                    arrow(ax, x + 1.375, 4.3, x + 1.375, 4.65, style='<|-|>', lw=1.6)
+            else:
+                ax.text(4.95, 5.7, 'nothing of this key', ha='center', va='center', fontsize=12, color='#555555')
+                for x in xs[1:]:                          # below the boxes, to the owner
+                    arrow(ax, x + 1.375, -1.15, xs[0] + 1.9, -1.15, style='<|-|>', lw=1.6, rad=-0.22)
+            back = 'new weights' if on_store else 'the summed gradient'
+            ax.text(4.95, -2.35, f'push: every gradient in;  pull: {back} out', ha='center', va='center',
+                    fontsize=12)
+            ax.set_xlim(0, 10)
+            ax.set_ylim(-2.6, 7.0)
+            ax.axis('off')
+    fig.suptitle(f'One key on k = {k} GPUs. Hatched: what the store allocates; grey: what every GPU holds '
+                 'to train', fontsize=13)
+    fig.tight_layout()
+    save(fig, 'dp-store-placement.svg')
+
 if __name__ == '__main__':
     naive_vs_ring()
     data_vs_model()
@@ -356,3 +416,4 @@ if __name__ == '__main__':
     overlap_buckets()
     sharded_step()
     four_moves()
+    store_placement()
