@@ -40,7 +40,7 @@ from helpers.train import evaluate_accuracy, train_batch
 
 __all__ = ['KVSTORES', 'parse_args', 'command', 'read_results', 'plot_timelines', 'worker_devices',
            'my_shard', 'steps_per_epoch', 'train_worker', 'network_bytes', 'traffic_per_step',
-           'push_then_pull', 'main']
+           'push_then_pull', 'main', 'plot_seeds']
 
 KVSTORES = ('dist_sync', 'dist_device_sync', 'dist_async')
 
@@ -106,15 +106,38 @@ def read_results(out, num_workers=2):
     return sorted(results, key=lambda result: result['rank'])
 
 
-def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
+def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6), alt=None):
     """Steps done against time, one panel per run, one line per worker (notebook 08: ``dist_sync``
     beside ``dist_async``). ``runs`` maps a panel title to the run's result dicts
-    (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow."""
+    (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow; ``alt``: the
+    figure's text alternative (``helpers.plot.show``)."""
     from helpers import plot         # here: the processes of a job need no matplotlib
     panels = {title: {f"rank {r['rank']}" + (' (slow)' if r['rank'] == slow_rank else ''): r['stamps']
                       for r in results} for title, results in runs.items()}
     with plot.slide_fonts():
-        plot.step_timelines(panels, figsize=figsize)
+        plot.step_timelines(panels, figsize=figsize, alt=alt)
+
+
+def plot_seeds(runs, alt=None, figsize=(8, 3.6)):
+    """The stored runs of ``benchmarks/dist_sync_async.py`` (notebook 08): each worker's seconds of
+    training (left) and test accuracy (right), one point per run, for ``dist_sync`` (circles) and
+    ``dist_async`` (squares), fast rank 0 and slow rank 1 side by side, a bar at each median."""
+    from helpers import plot
+    stores = ('dist_sync', 'dist_async')
+    with plot.slide_fonts():
+        fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
+        for ax, key, label in zip(axes, ('seconds', 'test_acc'), ('seconds of training', 'test accuracy')):
+            for i, (store, rank) in enumerate((s, r) for s in stores for r in (0, 1)):
+                ys = [run['ranks'][rank][key] for run in runs if run['kvstore'] == store]
+                xs = i + np.linspace(-0.15, 0.15, len(ys))
+                ax.plot(xs, ys, 'o' if store == stores[0] else 's', ms=7, color=f'C{rank}', ls='none',
+                        label=f"{store}, rank {rank}{' (slow)' if rank else ''}")
+                ax.hlines(np.median(ys), i - 0.3, i + 0.3, colors='k', lw=2)
+            ax.set_xticks(range(4), ['sync\nrank 0', 'sync\nrank 1', 'async\nrank 0', 'async\nrank 1'])
+            ax.set(ylabel=label)
+            ax.grid(True, axis='y', alpha=0.3)
+        fig.tight_layout()
+        plot.show(alt, fig)
 
 
 def worker_devices(index, count):
