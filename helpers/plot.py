@@ -103,7 +103,11 @@ def _table(fig):
     """The numbers of every labelled line of ``fig`` as HTML tables, one per axes ('' if none)."""
     tables = []
     for ax in fig.axes:
-        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1]
+        # a reference line (axvline, axhline) is in axes coordinates on one side: named in the caption
+        marks = [f'{name}: {axis} = {_number(float(values[0]))}' for ln, name in
+                 zip(ax.get_lines(), _line_names(ax, ax.get_lines())) if ln.get_transform() != ax.transData
+                 for axis, values in (('x', ln.get_xdata()), ('y', ln.get_ydata())) if len(set(values)) == 1]
+        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1 and ln.get_transform() == ax.transData]
         if not lines:
             continue
         names = _line_names(ax, lines)
@@ -116,7 +120,8 @@ def _table(fig):
                         for h in head[1:]), [])
             rows = [sum(([ln.get_xdata()[i], ln.get_ydata()[i]] if i < len(ln.get_xdata()) else ['', '']
                          for ln in lines), []) for i in range(max(map(len, xs)))]
-        tables.append(_html_table(ax.get_title() or ax.get_ylabel(), head, rows))
+        caption = '; '.join([ax.get_title() or ax.get_ylabel()] + marks)
+        tables.append(_html_table(caption, head, rows))
     return ''.join(tables) + getattr(fig, '_numbers', '')
 
 

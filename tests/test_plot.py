@@ -220,3 +220,15 @@ def test_a_figure_without_alt_text_says_so(shown):
     plot.plt.xlabel('step')
     plot.show()
     assert shown[0]['text/plain'].startswith(plot.FALLBACK_ALT)
+
+
+def test_a_reference_line_is_named_in_the_caption_not_tabled_in_axes_coordinates(shown):
+    fig, ax = plot.plt.subplots()
+    ax.plot([1, 2, 4], [5.0, 3.0, 2.0], label='measured')
+    ax.axvline(2.5, color='gray', ls=':', label="PyTorch DDP's 25 MiB")
+    ax.set(xlabel='bucket size', ylabel='ms')
+    ax.legend()
+    plot.show(alt='time against bucket size: it falls until the bucket holds 4 MiB, then flattens', fig=fig)
+    page = shown[0]['text/html']
+    assert '<caption>ms; PyTorch DDP&#x27;s 25 MiB: x = 2.5</caption>' in page
+    assert '<th>bucket size</th><th>measured</th></tr>' in page
