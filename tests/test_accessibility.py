@@ -37,8 +37,30 @@ AXE = """async ([context, tags]) => {
     return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n =>
         n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n').slice(1).join(' ').slice(0, 200))}));
 }"""
-# The slide on screen and the deck's own controls (the skip link, arrows, progress, slide number).
-SLIDE_CONTEXT = """() => ({include: [Reveal.getCurrentSlide()]})"""
+# Every slide in turn, shown and its maths typeset, then axe over it. The other slides (hidden, not displayed) are taken
+# out of the document while axe runs and put back after: axe walks the whole document for every
+# run, and a deck holds some 30 slides, so this makes the run 3 to 5 times faster without changing
+# what is on screen. Returns [[label, violations], ...].
+EVERY_SLIDE = """async ([run, tags]) => {
+    const axeOver = eval(run), out = [];
+    for (const slide of Reveal.getSlides()) {
+        const {h, v} = Reveal.getIndices(slide);
+        Reveal.slide(h, v);
+        if (window.MathJax) {           // the slide's maths typeset anew (the deck does it on each slide)
+            await new Promise(done => MathJax.Hub.Queue(done));
+        }
+        const current = Reveal.getCurrentSlide(), parent = current.closest('.slides');
+        const away = Reveal.getHorizontalSlides().filter(top => !top.contains(current))
+            .map(top => [top, top.nextSibling]);
+        away.forEach(([top]) => top.remove());
+        try {
+            out.push([`#/${h}/${v || 0}`, await axeOver([{include: [current]}, tags])]);
+        } finally {
+            away.reverse().forEach(([top, next]) => parent.insertBefore(top, next));
+        }
+    }
+    return out;
+}"""
 
 
 def known_violations():
@@ -214,11 +236,8 @@ def test_axe_finds_nothing_undocumented_on_any_slide_of_any_deck(browser, decks)
         page.evaluate("() => Reveal.configure({transition: 'none'})")
         _axe(page)
         found.add(f'{stem} (the page)', page.evaluate(AXE, [None, TAGS]))
-        for h, v in page.evaluate("() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s);"
-                                  " return [i.h, i.v || 0]; })"):
-            page.evaluate('([h, v]) => Reveal.slide(h, v)', [h, v])
-            violations = page.evaluate(f'async tags => ({AXE})([({SLIDE_CONTEXT})(), tags])', TAGS)
-            found.add(f'{stem} #/{h}/{v}', violations)
+        for label, violations in page.evaluate(EVERY_SLIDE, [AXE, TAGS]):
+            found.add(f'{stem} {label}', violations)
         page.wait_for_function('() => !window.MathJax || (MathJax.Hub.queue.pending === 0'   # re-typeset
                                ' && MathJax.Hub.queue.running === 0)')
         facts[stem] = page.evaluate(DECK_FACTS)
