@@ -125,7 +125,7 @@ build/slides/index.html: $(BUILD_INPUTS) $(wildcard tools/web/templates/*/*)
 	$(PY) -m tools.build_slides
 
 book: setup build/book/_build/html/index.html ## the series as an HTML book, offline: build/book/_build/html/
-build/book/_build/html/index.html: $(BUILD_INPUTS) tools/book/_config.yml tools/book/asides.css
+build/book/_build/html/index.html: $(BUILD_INPUTS) $(wildcard tools/book/*)
 	$(PY) -m tools.build_book
 
 # --- Maintainers (docs/maintainers.md) ------------------------------------------------------------

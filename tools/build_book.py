@@ -96,6 +96,11 @@ def toc():
     return '\n'.join(lines) + '\n'
 
 
+# Copied into the book's _static/, where Jupyter Book loads every .css and .js on every page: the
+# asides' and figures' styles, and the theme's accessibility fixes (docs/accessibility.md).
+STATIC = ('asides.css', 'a11y.css', 'a11y.js')
+
+
 def stage(src=SRC):
     """Copy everything the book is made of into ``src``; return the MathJax bytes copied."""
     shutil.rmtree(src, ignore_errors=True)
@@ -107,7 +112,8 @@ def stage(src=SRC):
                     ignore=shutil.ignore_patterns('*.py', '__pycache__'))
     shutil.copyfile(os.path.join(HERE, 'book', '_config.yml'), os.path.join(src, '_config.yml'))
     os.makedirs(os.path.join(src, '_static'), exist_ok=True)
-    shutil.copyfile(os.path.join(HERE, 'book', 'asides.css'), os.path.join(src, '_static', 'asides.css'))
+    for name in STATIC:
+        shutil.copyfile(os.path.join(HERE, 'book', name), os.path.join(src, '_static', name))
     with open(os.path.join(src, '_toc.yml'), 'w') as f:
         f.write(toc())
     return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))
