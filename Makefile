@@ -157,7 +157,7 @@ repeat: setup
 # (.venv-smoke/3.X, made by `make setup`), one after the other; prints set-up and test time per
 # version (tools/smoke_pythons.sh). FRESH=1 makes every smoke venv from scratch.
 SMOKE_NOTEBOOKS ?= $(wildcard notebooks/00-*.ipynb notebooks/08-*.ipynb)
-SMOKE_PYTHONS   ?= 3.9 3.10 3.11 3.12
+SMOKE_PYTHONS   ?= 3.9 3.10 3.11 3.12 3.13
 .PHONY: smoke smoke-pythons
 smoke: setup
 	$(PY) -m pytest tests $(SMOKE_NOTEBOOKS) --ignore=tests/test_browser.py --nbval --nbval-current-env \
