@@ -272,7 +272,8 @@ def main(argv=None):
                        on_step=record)
     progress(len(record.losses), final=True)    # evaluating now: no more steps to wait for
     Xt, yt = load_arrays(train=False)
-    acc = evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices)
+    # float(): on NumPy 2 the accuracy is a NumPy float32 (NEP 50), which json.dump cannot write
+    acc = float(evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices))
     n = len(record.losses)
     epoch_loss = [float(np.sum(record.losses[i:i + steps]) / (steps * args.batch_size))
                   for i in range(0, n, steps)]
