@@ -23,10 +23,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from helpers import netns  # noqa: E402
-from helpers.scaling import measure_pushpull, pushpull_step, save_results  # noqa: E402
+from helpers import netns
+from helpers.scaling import measure_pushpull, pushpull_step, save_results
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'scaling_pushpull.json')
 

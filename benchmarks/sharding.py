@@ -16,22 +16,18 @@ as ratios, sharded / replicated (the goals of issue 25 in brackets; nothing is a
   float16 / float32 on the wire (helpers.precision.allreduce_fp16) [exactly 0.5].
 """
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
+import mxnet as mx
+from mxnet import nd
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
-from mxnet import nd  # noqa: E402
-
-from helpers.comm import CommStats, allreduce  # noqa: E402
-from helpers.devices import describe, get_devices  # noqa: E402
-from helpers.memory import in_fresh_process  # noqa: E402
-from helpers.precision import allreduce_fp16  # noqa: E402
-from helpers.sharding import Replica, adam_updaters, attach_flat_grad, comm_and_update, flat_replica  # noqa: E402
-from helpers.timing import compare  # noqa: E402
-from helpers.tracing import traceable  # noqa: E402
+from helpers.comm import CommStats, allreduce
+from helpers.devices import describe, get_devices
+from helpers.memory import in_fresh_process
+from helpers.precision import allreduce_fp16
+from helpers.sharding import Replica, adam_updaters, attach_flat_grad, comm_and_update, flat_replica
+from helpers.timing import compare
+from helpers.tracing import traceable
 
 
 def resnet18_params():

@@ -56,7 +56,6 @@ def _worker(args):
     from mxnet import autograd, gluon, nd
     from mxnet.gluon.data.vision import transforms
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from helpers.data import ArrayLoader, load_arrays
     from helpers.models import init_lenet_params, lenet
     from helpers.train import train, train_scratch

@@ -11,12 +11,11 @@ import sys
 import nbformat
 import pytest
 
-from conftest import NOTEBOOKS, ROOT
+from conftest import NOTEBOOKS
 
-sys.path.insert(0, ROOT)
-from tools import assignments  # noqa: E402
+from tools import assignments
 
-from helpers.lessoncheck import CheckFailed  # noqa: E402
+from helpers.lessoncheck import CheckFailed
 
 pytest.importorskip('nbgrader', reason='nbgrader is installed by `make setup` (requirements.txt)')
 

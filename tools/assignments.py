@@ -34,8 +34,6 @@ import sys
 import nbformat
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)          # `import helpers` from a checkout without the editable install
 
 OUT = os.path.join(ROOT, 'build', 'assignments')
 DROPPED_TAGS = {'nav', 'notes'}       # navigation between notebooks, speaker notes for the lecturer
