@@ -7,11 +7,7 @@
 - dp-two-machines.svg      notebook 09: two "machines" (network namespaces) joined by a capped veth pair,
   the parameter server's processes placed on them, and what crosses the cable in one step
 """
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_figures_core import COLORS, arrow, box, plt, save  # noqa: E402
+from make_figures_core import COLORS, arrow, box, plt, save     # run as a script: its folder is on the path
 
 PUSH, PULL, CONTROL = COLORS[3], COLORS[0], '#8c8c8c'
 
