@@ -11,6 +11,7 @@ import pytest
 
 from helpers import lessoncheck
 from helpers.lessoncheck import CHECKS, CheckFailed, verify
+from tools import lessons
 
 QUALNAMES = sorted(CHECKS)
 
@@ -18,6 +19,16 @@ QUALNAMES = sorted(CHECKS)
 def _helper(qualname):
     module, _, name = qualname.rpartition('.')
     return getattr(importlib.import_module(module), name)
+
+
+def broken(qualname, *edits):
+    """A wrong implementation made from the lesson's own definition by ``edits``, (old, new) pairs: it
+    stays in step with the real one, and fails loudly here if the real one no longer has ``old``."""
+    text = lessons.definition(qualname)
+    for old, new in edits:
+        assert text.count(old) == 1, f'{qualname} no longer contains {old!r} once: update this wrong version'
+        text = text.replace(old, new)
+    return '\n' + text + '\n'
 
 
 PREAMBLE = """import time
@@ -110,56 +121,19 @@ WRONG = {
 def allreduce_ring(arrays, send=copy_to):
     return reduce_scatter(arrays, send)
 ''', 'the all-gather is missing'),
-    'an off-by-one chunk index in the reduce-scatter': ('helpers.comm.allreduce_ring', '''
-def reduce_scatter(arrays, send=copy_to):
-    k = checks.arrays(arrays, min_size=len(arrays))
-    flat = [a.reshape(-1) for a in arrays]
-    chunks = shard_bounds(flat[0].size, k)
-    for s in range(k - 1):
-        for i in range(k):
-            b, e = chunks[(i - s + 1) % k]
-            mine = flat[(i + 1) % k][b:e]
-            mine += send(flat[i][b:e], mine.context)
-    return arrays
-
+    'an off-by-one chunk index in the reduce-scatter': ('helpers.comm.allreduce_ring', broken(
+        'helpers.comm.reduce_scatter', ('chunks[(i - s) % k]', 'chunks[(i - s + 1) % k]')) + '''
 def allreduce_ring(arrays, send=copy_to):
     return all_gather(reduce_scatter(arrays, send), send)
 ''', 'the chunk index is off by one'),
-    'the same off-by-one, checked as the reduce-scatter': ('helpers.comm.reduce_scatter', '''
-def reduce_scatter(arrays, send=copy_to):
-    k = checks.arrays(arrays, min_size=len(arrays))
-    flat = [a.reshape(-1) for a in arrays]
-    chunks = shard_bounds(flat[0].size, k)
-    for s in range(k - 1):
-        for i in range(k):
-            b, e = chunks[(i - s - 1) % k]
-            mine = flat[(i + 1) % k][b:e]
-            mine += send(flat[i][b:e], mine.context)
-    return arrays
-''', 'the chunk index is off'),
-    'a reduce-scatter with one step too many': ('helpers.comm.reduce_scatter', '''
-def reduce_scatter(arrays, send=copy_to):
-    k = checks.arrays(arrays, min_size=len(arrays))
-    flat = [a.reshape(-1) for a in arrays]
-    chunks = shard_bounds(flat[0].size, k)
-    for s in range(k):
-        for i in range(k):
-            b, e = chunks[(i - s) % k]
-            mine = flat[(i + 1) % k][b:e]
-            mine += send(flat[i][b:e], mine.context)
-    return arrays
-''', r"counts device \d's values 2 times"),
-    'an all-gather that sends the wrong chunk': ('helpers.comm.all_gather', '''
-def all_gather(arrays, send=copy_to):
-    k = checks.arrays(arrays, min_size=len(arrays))
-    flat = [a.reshape(-1) for a in arrays]
-    chunks = shard_bounds(flat[0].size, k)
-    for s in range(k - 1):
-        for i in range(k):
-            b, e = chunks[(i - s) % k]
-            send(flat[i][b:e], flat[(i + 1) % k][b:e])
-    return arrays
-''', "first differs from the lesson's at step 1"),
+    'the same off-by-one, checked as the reduce-scatter': ('helpers.comm.reduce_scatter', broken(
+        'helpers.comm.reduce_scatter', ('chunks[(i - s) % k]', 'chunks[(i - s - 1) % k]')), 'the chunk index is off'),
+    'a reduce-scatter with one step too many': ('helpers.comm.reduce_scatter', broken(
+        'helpers.comm.reduce_scatter', ('for s in range(k - 1):', 'for s in range(k):')),
+        r"counts device \d's values 2 times"),
+    'an all-gather that sends the wrong chunk': ('helpers.comm.all_gather', broken(
+        'helpers.comm.all_gather', ('chunks[(i + 1 - s) % k]', 'chunks[(i - s) % k]')),
+        "first differs from the lesson's at step 1"),
     'a naive allreduce that never broadcasts': ('helpers.comm.allreduce_naive', '''
 def allreduce_naive(arrays, send=copy_to):
     checks.arrays(arrays)
@@ -401,67 +375,24 @@ def next_scale(scale, updated, good_steps, growth_interval=2000):
     good_steps += 1
     return (scale * 2, 0) if good_steps == growth_interval else (scale, good_steps)
 ''', 'the count of good steps starts again from 0'),
-    'loss scaling that never unscales': ('helpers.precision.train_batch_fp16', '''
-def train_batch_fp16(X, y, device_params, devices, lr, scale):
-    checks.replicas(device_params, devices)
-    X_shards, y_shards = split_batch(X, y, devices)
-    with autograd.record():
-        ls = [loss(lenet_scratch(Xs, ps), ys).sum() * (scale / X.shape[0])
-              for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
-    for l in ls:
-        l.backward()
-    for i in range(len(device_params[0])):
-        allreduce_fp16([ps[i].grad for ps in device_params])
-    if not all_finite([p.grad for p in device_params[0]]):
-        return False
-    for ps in device_params:
-        sgd(ps, lr, 1)
-    return True
-''', r'moved 256 times as far .* divide the update by the scale'),
-    'loss scaling that never skips an overflowing step': ('helpers.precision.train_batch_fp16', '''
-def train_batch_fp16(X, y, device_params, devices, lr, scale):
-    checks.replicas(device_params, devices)
-    X_shards, y_shards = split_batch(X, y, devices)
-    with autograd.record():
-        ls = [loss(lenet_scratch(Xs, ps), ys).sum() * (scale / X.shape[0])
-              for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
-    for l in ls:
-        l.backward()
-    for i in range(len(device_params[0])):
-        allreduce_fp16([ps[i].grad for ps in device_params])
-    for ps in device_params:
-        sgd(ps, lr, scale)
-    return True
-''', r'the float16 gradients overflow: the step must be skipped(.|\n)*return False'),
-    'accumulation that divides by the micro-batch': ('helpers.accumulation.train_batch_accumulated', '''
-def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
-    checks.replicas(device_params, devices)
-    losses = []
-    for X, y in micro_batches:
-        losses += forward_backward(X, y, device_params, devices)
-    for i in range(len(device_params[0])):
-        allreduce([ps[i].grad for ps in device_params], send)
-    for ps in device_params:
-        sgd(ps, lr, X.shape[0])
-        for p in ps:
-            p.grad[:] = 0
-    return losses
-''', r'3 micro-batches of 2 on 1 device(.|\n)*moved 3 times as far(.|\n)*not by one micro-batch'),
-    'accumulation that communicates every micro-batch': ('helpers.accumulation.train_batch_accumulated', '''
-def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
-    checks.replicas(device_params, devices)
-    n, losses = 0, []
-    for X, y in micro_batches:
-        losses += forward_backward(X, y, device_params, devices)
-        for i in range(len(device_params[0])):
-            allreduce([ps[i].grad for ps in device_params], send)
-        n += X.shape[0]
-    for ps in device_params:
-        sgd(ps, lr, n)
-        for p in ps:
-            p.grad[:] = 0
-    return losses
-''', 'no communication inside the loop over the 3 micro-batches'),
+    'loss scaling that never unscales': ('helpers.precision.train_batch_fp16', broken(
+        'helpers.precision.train_batch_fp16', ('sgd(ps, lr, scale)', 'sgd(ps, lr, 1)')),
+        r'moved 256 times as far .* divide the update by the scale'),
+    'loss scaling that never skips an overflowing step': ('helpers.precision.train_batch_fp16', broken(
+        'helpers.precision.train_batch_fp16', ('return False  ', 'pass  ')),
+        r'the float16 gradients overflow: the step must be skipped(.|\n)*return False'),
+    'accumulation that divides by the micro-batch': ('helpers.accumulation.train_batch_accumulated', broken(
+        'helpers.accumulation.train_batch_accumulated', ('sgd(ps, lr, n)', 'sgd(ps, lr, X.shape[0])')),
+        r'3 micro-batches of 2 on 1 device(.|\n)*moved 3 times as far(.|\n)*not by one micro-batch'),
+    'accumulation that communicates every micro-batch': ('helpers.accumulation.train_batch_accumulated', broken(
+        'helpers.accumulation.train_batch_accumulated',
+        ('        n += X.shape[0]\n'                   # the allreduce loop moved into the micro-batch loop
+         '    for i in range(len(device_params[0])):     # one allreduce per parameter, for all m\n'
+         '        allreduce(',
+         '        n += X.shape[0]\n'
+         '        for i in range(len(device_params[0])):\n'
+         '            allreduce(')),
+        'no communication inside the loop over the 3 micro-batches'),
     'shards that drop the remainder': ('helpers.dist_train.my_shard', '''
 def my_shard(X, y, rank, num_workers):
     q = len(X) // num_workers
