@@ -171,32 +171,12 @@ def shard_sizes(n, k, weights=None):
     weights = [1] * k if weights is None else weights
     return [int(n * w / sum(weights)) for w in weights]
 ''', 'the ties go to the lowest devices'),
-    'a step that forgets to divide by the batch size': ('helpers.train.train_batch_scratch', '''
-def train_batch_scratch(X, y, device_params, devices, lr):
-    checks.replicas(device_params, devices)
-    X_shards, y_shards = split_batch(X, y, devices)
-    with autograd.record():
-        ls = [loss(lenet_scratch(Xs, ps), ys) for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
-    for l in ls:
-        l.backward()
-    for i in range(len(device_params[0])):
-        allreduce([ps[i].grad for ps in device_params])
-    for ps in device_params:
-        sgd(ps, lr, 1)
-    return [l.sum() for l in ls]
-''', 'divide the summed gradient by the batch size'),
-    'a step that never sums the gradients': ('helpers.train.train_batch_scratch', '''
-def train_batch_scratch(X, y, device_params, devices, lr):
-    checks.replicas(device_params, devices)
-    X_shards, y_shards = split_batch(X, y, devices)
-    with autograd.record():
-        ls = [loss(lenet_scratch(Xs, ps), ys) for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
-    for l in ls:
-        l.backward()
-    for ps in device_params:
-        sgd(ps, lr, X.shape[0])
-    return [l.sum() for l in ls]
-''', 'sum the gradients across devices'),
+    'a step that forgets to divide by the batch size': ('helpers.train.train_batch_scratch', broken(
+        'helpers.train.train_batch_scratch', ('sgd(ps, lr, X.shape[0])', 'sgd(ps, lr, 1)')),
+        'divide the summed gradient by the batch size'),
+    'a step that never sums the gradients': ('helpers.train.train_batch_scratch', broken(
+        'helpers.train.train_batch_scratch', ('allreduce([ps[i].grad for ps in device_params])', 'pass')),
+        'sum the gradients across devices'),
     'an sgd that forgets to divide by the batch size': ('helpers.train.sgd', '''
 def sgd(params, lr, batch_size):
     for p in params:
