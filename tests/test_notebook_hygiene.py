@@ -68,6 +68,22 @@ def test_navigation_contents_and_readme_table_are_current():
                        + ', '.join(os.path.relpath(p, ROOT) for p in stale))
 
 
+def test_every_lecture_of_the_plan_fits_ninety_minutes():
+    """The README's lecture plan (tools.navigation.LECTURES) names every notebook once, and no lecture
+    has more screens than 90 minutes hold at 2.5 minutes a screen."""
+    rows = navigation.lecture_plan().splitlines()[2:]
+    assert len(rows) == len(navigation.LECTURES)
+    for row in rows:
+        lecture, _, screens, minutes = (cell.strip() for cell in row.strip('|').split('|'))
+        assert int(minutes) <= 90, f'lecture {lecture}: {screens} screens take {minutes} minutes'
+
+
+def test_the_lecture_plan_refuses_a_notebook_left_out(monkeypatch):
+    monkeypatch.setattr(navigation, 'LECTURES', navigation.LECTURES[:-1])
+    with pytest.raises(ValueError, match='every notebook once'):
+        navigation.lecture_plan()
+
+
 def test_readme_lists_every_notebook():
     readme = open(os.path.join(ROOT, 'README.md')).read()
     for path in NUMBERED:

@@ -11,7 +11,10 @@ begins ``**The one idea:**``; that title and that sentence are all this tool rea
 * when the closing page ``notebooks/where-next.ipynb`` exists (``# Title`` and ``**The one idea:**``,
   markdown only): a "Where next ›" link in the last numbered notebook's navigation cells, a section
   for it on the contents page, and the same two cells in it (back to the last notebook, contents);
-* the table between ``<!-- notebooks:start -->`` and ``<!-- notebooks:end -->`` in README.md.
+* the table between ``<!-- notebooks:start -->`` and ``<!-- notebooks:end -->`` in README.md;
+* the lecture plan between ``<!-- lectures:start -->`` and ``<!-- lectures:end -->`` in README.md:
+  :data:`LECTURES` groups the notebooks, the screens are counted in their decks
+  (``tools.cell_metadata.screens``), so the plan follows every change to a notebook.
 
     python -m tools.navigation            # write all of it (``make navigation``)
     python -m tools.navigation --check    # exit 1 if anything would change (the hygiene test)
@@ -23,10 +26,18 @@ import sys
 
 import nbformat
 
-from tools import nb as nbtools
+from tools import cell_metadata, nb as nbtools
 from tools.nb import CONTENTS, NOTEBOOKS, README, ROOT, closing, numbered, solutions_of, title_and_idea
 
 START, END = '<!-- notebooks:start -->', '<!-- notebooks:end -->'
+LECTURES_START, LECTURES_END = '<!-- lectures:start -->', '<!-- lectures:end -->'
+
+# The lecture plan: which notebooks one lecture presents (by number; 'where-next' is the closing
+# page). Editorial; the screens and minutes are counted. A lecture is 90 minutes, a screen 2.5
+# minutes with the room's questions (docs/maintainers.md), so at most 36 screens a lecture.
+LECTURES = [('00', '01'), ('02', '03'), ('04',), ('05',), ('06',), ('07',), ('08',), ('09',), ('10',), ('11',),
+            ('12', 'where-next')]
+MINUTES_PER_SCREEN = 2.5
 
 INTRO = """\
 # Data-parallel training from scratch with MXNet
@@ -136,6 +147,41 @@ def readme_table():
     return '\n'.join(rows)
 
 
+def lecture_plan():
+    """The README's lecture plan: one row per lecture of :data:`LECTURES`, its notebooks, their
+    screens in the decks and the minutes they take at :data:`MINUTES_PER_SCREEN`."""
+    paths = {title_and_idea(p)[0]: p for p in numbered()}
+    if closing():
+        paths['where-next'] = closing()
+    planned_ = [n for lecture in LECTURES for n in lecture]
+    missing = sorted(set(paths) - set(planned_))
+    if missing or len(planned_) != len(set(planned_)) or not set(planned_) <= set(paths):
+        raise ValueError(f'LECTURES must name every notebook once: missing {missing}, '
+                         f'unknown {sorted(set(planned_) - set(paths))}')
+    rows = ['| lecture | notebooks | deck screens | minutes |', '|---|---|---|---|']
+    for i, lecture in enumerate(LECTURES, 1):
+        screens = sum(cell_metadata.screens(nbtools.read(paths[n])) for n in lecture)
+        names = ', '.join(f'[{_short_title(n, paths[n])}]({os.path.relpath(paths[n], ROOT)})' for n in lecture)
+        rows.append(f'| {i} | {names} | {screens} | {screens * MINUTES_PER_SCREEN:.0f} |')
+    return '\n'.join(rows)
+
+
+def _short_title(number, path):
+    """'04 · Allreduce by hand' for a numbered notebook; the closing page's own title."""
+    if path == closing():
+        return nbtools.read(path).cells[0].source.splitlines()[0].lstrip('# ').strip()
+    return f'{number} · {title_and_idea(path)[1]}'
+
+
+def _between(text, start, end, body):
+    """``text`` with what stands between the markers ``start`` and ``end`` replaced by ``body``."""
+    if start not in text or end not in text:
+        return text
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f'{head}{start}\n{body}\n{end}{tail}'
+
+
 def planned():
     """``{path: new text}`` of every file whose navigation is not what it should be."""
     out = {}
@@ -150,12 +196,9 @@ def planned():
         out[CONTENTS] = text
     with open(README) as f:
         readme = f.read()
-    if START in readme and END in readme:
-        head, rest = readme.split(START, 1)
-        _, tail = rest.split(END, 1)
-        new = f'{head}{START}\n{readme_table()}\n{END}{tail}'
-        if new != readme:
-            out[README] = new
+    new = _between(_between(readme, START, END, readme_table()), LECTURES_START, LECTURES_END, lecture_plan())
+    if new != readme:
+        out[README] = new
     return out
 
 
