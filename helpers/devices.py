@@ -45,7 +45,7 @@ def forced_standins():
     if not match or (match[1] is not None and int(match[1]) == 0):   # 'cpu:0' and 'cpu:00' alike
         raise ValueError(f'{FORCE_ENV}={value!r}: expected "cpu" (two CPU stand-ins) or "cpu:k" '
                          '(k >= 1 stand-ins), e.g. MXDP_DEVICES=cpu:4')
-    return DEFAULT_STANDINS if match[1] is None else int(match[1])
+    return DEFAULT_STANDINS if match[1] is None else checks.whole(int(match[1]), FORCE_ENV, 1, checks.MAX_DEVICES)
 
 
 def get_devices(k=None):
@@ -61,7 +61,7 @@ def get_devices(k=None):
             return [mx.cpu(i) for i in range(forced)]
         gpus = num_gpus()
         return [mx.gpu(i) for i in range(gpus)] if gpus else [mx.cpu(i) for i in range(DEFAULT_STANDINS)]
-    k = checks.whole(k, 'k', 1)
+    k = checks.whole(k, 'k', 1, checks.MAX_DEVICES)
     if not forced and num_gpus() >= k:
         return [mx.gpu(i) for i in range(k)]
     return [mx.cpu(i) for i in range(k)]

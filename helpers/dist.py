@@ -3,7 +3,8 @@ with one job (``from helpers.dist import run_local_job, Job, ...`` keeps working
 
 - ``helpers.job``       -- a local parameter-server job, started, followed and stopped for sure:
   :func:`run_local_job`, :class:`Job`, :class:`JobResult`, :class:`DistJobError`,
-  :class:`DistJobTimeout`, :class:`DistJobStalled`, :func:`job_processes` (the node shim each process runs: ``helpers.job_node``);
+  :class:`DistJobTimeout`, :class:`DistJobStalled`, :func:`job_processes` (the node shim each process
+  runs: ``helpers.job_node``);
 - ``helpers.launcher``  -- MXNet's ``launch.py`` with its one fix on Python >= 3.9:
   :func:`launcher_path`, :func:`try_launcher`;
 - ``helpers.placement`` -- jobs across network namespaces: :func:`two_hosts`, :func:`two_machines`,

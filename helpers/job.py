@@ -125,6 +125,7 @@ def job_processes(jobdir):
     launcher and every scheduler, server and worker carry it in their environment (notebook 08).
     After :func:`run_local_job` returns or raises, this is empty (notebook 08 and the tests check it)."""
     import psutil
+    jobdir = checks.path(jobdir, 'jobdir')
     found = []
     for p in psutil.process_iter():
         try:
@@ -151,11 +152,14 @@ class Job:
 
     def __init__(self, command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True,
                  cwd=None, place=None):
-        if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
-            raise TypeError(f'command must be a non-empty list of strings, got {command!r}')
-        num_workers = checks.whole(num_workers, 'num_workers', 1)
-        num_servers = checks.whole(num_servers, 'num_servers', 1)
-        timeout = checks.positive(timeout, 'timeout (seconds)')
+        command = checks.strings(command, 'command')
+        num_workers = checks.whole(num_workers, 'num_workers', 1, checks.MAX_PROCESSES)
+        num_servers = checks.whole(num_servers, 'num_servers', 1, checks.MAX_PROCESSES)
+        timeout = checks.seconds(timeout, 'timeout (seconds)')
+        for value, name in ((env, 'env'), (place, 'place')):
+            if value is not None:
+                checks.mapping(value, name)
+        cwd = None if cwd is None else checks.path(cwd, 'cwd')
         self.expected = (['scheduler'] + [f'server {i}' for i in range(num_servers)]
                          + [f'worker {i}' for i in range(num_workers)])
         self.timeout, self.lines, self.nodes = float(timeout), [], {}

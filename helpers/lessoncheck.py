@@ -31,6 +31,8 @@ import numpy as np
 import mxnet as mx
 from mxnet import autograd, gluon, nd
 
+from helpers import checks
+
 __all__ = ['Broken', 'CheckFailed', 'Law', 'Report', 'CHECKS', 'lesson', 'run', 'verify',
            'check_shard_sizes', 'check_shard_bounds', 'check_split_and_load', 'check_split_batch',
            'check_copy_to', 'check_allreduce_naive', 'check_reduce_scatter', 'check_all_gather',
@@ -212,7 +214,7 @@ def lesson(qualname, hint, points=1):
 def verify(qualname, fn):
     """The :class:`Report` of lesson ``qualname``'s check on ``fn``, without printing or raising
     (notebooks 03-06; for tests and tools)."""
-    check = CHECKS[qualname]
+    check = CHECKS[checks.choice(qualname, 'qualname (a lesson)', tuple(CHECKS))]
     return run(qualname.rpartition('.')[2], fn, check.laws())
 
 

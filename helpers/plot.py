@@ -20,6 +20,8 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
+from helpers import checks
+
 __all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
@@ -104,12 +106,11 @@ def show(alt=None, fig=None):
     """Show ``fig`` (default: the current figure) with the text alternative ``alt`` and, for a plot of
     lines, a collapsed table of its numbers (notebooks 00 to 09; module docstring). Outside a Jupyter
     kernel: ``plt.show()``."""
-    fig = fig or plt.gcf()
+    checks.figure(alt, fig=fig)
+    fig = plt.gcf() if fig is None else fig
     if alt is None:                                # a description from the axes, until one is written
         alt = '; '.join(f'{ax.get_title() or "a plot"}: {ax.get_ylabel()} against {ax.get_xlabel()}'
                         for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()) or 'a figure'
-    if not isinstance(alt, str) or not alt.strip():
-        raise TypeError(f'alt must be a sentence saying what the figure shows, got {alt!r}')
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -133,6 +134,7 @@ def plot(*args, alt=None, **kwargs):
     """``d2l.plot`` (same arguments: X, Y, xlabel, ylabel, legend, xlim, ylim, xscale, yscale,
     fmts, figsize, axes), shown with the text alternative ``alt`` (notebooks 01, 04, 09). Pass
     ``axes=`` to draw into axes of your own; then show the figure yourself with :func:`show`."""
+    checks.figure(alt)
     kwargs.setdefault('figsize', (5, 3.2))
     d2l.plot(*args, **kwargs)
     use_png()
@@ -143,8 +145,8 @@ def plot(*args, alt=None, **kwargs):
 def history(histories, title=None, figsize=(8, 3.2), alt=None):
     """Training curves of one or several runs (``{label: history}``, or one history): training loss
     and test accuracy per epoch, side by side, with whole-number epoch ticks (notebooks 05-09)."""
-    if 'epoch' in histories:
-        histories = {None: histories}
+    checks.figure(alt, title)
+    histories = checks.curves(histories)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
     for label, h in histories.items():
         ax_loss.plot(h['epoch'], h['loss'], 'o-', label=label)
@@ -170,6 +172,11 @@ PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication'
 def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
     """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
     colours by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one colour (notebooks 01, 04)."""
+    checks.figure(alt, title)
+    if classify is not None:
+        checks.function(classify, 'classify')
+    if not checks.spans(spans):
+        raise ValueError('spans is empty: there is nothing to draw')
     devices = sorted({s.device for s in spans})
     fig, ax = plt.subplots(figsize=figsize)
     seen = set()
@@ -195,6 +202,8 @@ def step_timelines(panels, figsize=(10, 3.4), alt=None):
     """Steps done against time, one line per worker, one panel per run (notebook 08: dist_sync
     beside dist_async). ``panels`` maps a panel title to ``{worker name: [t0, t1, ..., tn]}``: the
     wall-clock times at which the worker began its first step (t0) and ended each step."""
+    checks.figure(alt)
+    checks.lanes(panels)
     fig, axes = plt.subplots(1, len(panels), figsize=figsize, sharex=True, sharey=True, squeeze=False)
     for ax, (title, lanes) in zip(axes[0], panels.items()):
         t0 = min(stamps[0] for stamps in lanes.values())
