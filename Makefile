@@ -125,7 +125,7 @@ build/slides/index.html: $(BUILD_INPUTS) $(wildcard tools/web/templates/*/*)
 	$(PY) -m tools.build_slides
 
 book: setup build/book/_build/html/index.html ## the series as an HTML book, offline: build/book/_build/html/
-build/book/_build/html/index.html: $(BUILD_INPUTS) tools/book/_config.yml tools/book/asides.css
+build/book/_build/html/index.html: $(BUILD_INPUTS) $(wildcard tools/book/*)
 	$(PY) -m tools.build_book
 
 # --- Maintainers (docs/maintainers.md) ------------------------------------------------------------
@@ -158,7 +158,7 @@ bench: setup ## run every benchmark in benchmarks/ (about an hour; rewrites thei
 # a venv of its own (.venv-smoke/3.X, made by `make setup`), one after the other; FRESH=1 makes
 # every smoke venv from scratch (tools/smoke_pythons.sh).
 SMOKE_NOTEBOOKS ?= $(wildcard notebooks/00-*.ipynb notebooks/08-*.ipynb)
-SMOKE_PYTHONS   ?= 3.9 3.10 3.11 3.12
+SMOKE_PYTHONS   ?= 3.9 3.10 3.11 3.12 3.13
 
 smoke: setup ## unit tests and notebooks 00 and 08, in this venv
 	$(PY) -m pytest tests $(SMOKE_NOTEBOOKS) --ignore=tests/test_browser.py $(NBVAL) -q $(PYTEST_ARGS)

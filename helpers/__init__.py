@@ -19,8 +19,14 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``dist_train`` the distributed training script (python -m helpers.dist_train) -- notebook 08
 - ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
 - ``scaling``    large batches and the speed-up model                           -- notebook 09
+- ``buckets``    sending gradients during backward; fusing them into buckets    -- notebook 10
+- ``memory``     bytes per device, from MXNet's own storage counters             -- notebook 11
+- ``sharding``   the sharded optimizer: the update between the ring's halves    -- notebook 11
+- ``precision``  16-bit gradients on the wire, loss scaling, MXNet's AMP         -- notebook 12
+- ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 12
+- ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 12
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
-- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-06
+- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-12
 
 Import the modules you need, e.g. ``from helpers import devices, data``.
 """
@@ -30,9 +36,10 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 # enforces it, and fails for a module that is in no layer. tools/, tests/, benchmarks/ and the
 # notebooks sit above all of them; nothing in helpers/ imports them.
 LAYERS = {
-    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'plot',
-                       'source', 'netns'],
-    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models'],
+    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'memory',
+                       'plot', 'source', 'netns'],
+    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist'],
-    'training': ['train', 'dist_train', 'scaling', 'lessoncheck'],
+    'training': ['train', 'sharding', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
+                 'lessoncheck'],
 }

@@ -1,28 +1,32 @@
-"""MXNet 1.9.1 on NumPy >= 1.24 and Python 3.12: the one compatibility shim, applied by itself.
+"""MXNet 1.9.1 on NumPy >= 1.24 and Python 3.12/3.13: the one compatibility shim, applied by itself.
 
-WHY. MXNet 1.9.1 (2022, the last release) still uses NumPy's old aliases of Python's types, e.g.
-``dtype=_np.bool`` in ``mxnet/numpy/multiarray.py`` and ``mxnet/ndarray/numpy/_op.py``, at import
-time. NumPy 1.24 removed the six aliases ``np.bool``, ``np.int``, ``np.float``, ``np.complex``,
-``np.object`` and ``np.str``, so ``import mxnet`` fails with "module 'numpy' has no attribute
-'bool'". Python 3.9 to 3.11 can keep NumPy 1.23.5, which still has them; Python 3.12 cannot (the
-first NumPy with 3.12 wheels is 1.26.0), so on 3.12 the venv has NumPy 1.26.4 and MXNet needs the
-aliases back. They are put back exactly as NumPy < 1.24 defined them: ``np.bool is bool``, and so
-on; nothing else changes. MXNet also imports ``distutils.version`` (``mxnet/numpy_op_fallback.py``),
-and Python 3.12 removed ``distutils``: on 3.12 requirements.txt installs setuptools, whose
-``distutils-precedence.pth`` makes ``import distutils`` find setuptools' copy; this module only
-checks that it does and says what to do if not.
+WHY. MXNet 1.9.1 (2022, the last release) reads names from NumPy that later NumPy releases removed,
+some of them while it is imported: ``bool = onp.bool`` and ``PZERO = onp.PZERO`` in
+``mxnet/numpy/utils.py``, ``alltrue = onp.alltrue`` in ``mxnet/numpy/fallback.py``, ``np.sometrue``
+in the list ``mxnet/numpy_dispatch_protocol.py`` registers. So ``import mxnet`` fails with "module
+'numpy' has no attribute 'bool'" on NumPy 1.24-1.26 and with "`np.PZERO` was removed in the NumPy 2.0
+release" on NumPy 2. Python 3.9 to 3.11 keep NumPy 1.23.5, which has every name; Python 3.12 has no
+NumPy older than 1.26.0 and Python 3.13 none older than 2.1.0, so there the venv has NumPy 1.26.4 and
+2.2.6 and MXNet needs those names back. They are put back as NumPy 1.23 defined them (``np.bool is
+bool``, ``np.PZERO == 0.0``, ``np.alltrue`` computes ``np.all``; the groups below say what and why),
+only where the running NumPy lacks them; nothing that NumPy has is changed. Which names: the ones
+MXNet's own sources read (tests/test_mxnet_numpy_names.py walks them and fails if one is missing under
+the running NumPy once this shim has run). MXNet also imports ``distutils.version``
+(``mxnet/numpy_op_fallback.py``), and Python 3.12 removed ``distutils``: on 3.12 and 3.13
+requirements.txt installs setuptools, whose ``distutils-precedence.pth`` makes ``import distutils``
+find setuptools' copy; this module only checks that it does and says what to do if not.
 
 HOW. ``make setup`` runs ``python -m helpers._mxnet_compat install``, which writes a one-line
 ``.pth`` file into the venv's site-packages. Python runs it at every start-up; it loads this file
 and calls :func:`activate`, which only puts a finder on ``sys.meta_path``: nothing is imported.
 The first time anything imports ``mxnet``, the finder removes itself, sets the engine default
-below (:func:`engine_defaults`), runs :func:`apply` (import NumPy; if it is >= 1.24, restore the
-aliases), and lets the normal import of ``mxnet`` go on. So:
+below (:func:`engine_defaults`), runs :func:`apply` (import NumPy; put back what it lacks), and lets
+the normal import of ``mxnet`` go on. So:
 
 - a fresh Jupyter kernel's first cell ``import mxnet`` works; the reader does nothing;
 - a process that never imports ``mxnet`` (the node shim ``helpers/job_node.py``, pip, the Jupyter server)
   is untouched: the shim imports nothing in it;
-- with NumPy 1.23.5 (Python 3.9 to 3.11) it changes nothing: the aliases are still there;
+- with NumPy 1.23.5 (Python 3.9 to 3.11) it changes nothing: every name is still there;
 - a failure here never stops Python from starting, nor hides MXNet's own error: it is a warning.
 
 ONE DEFAULT THAT IS NOT A COMPATIBILITY FIX, set at the same moment because it has to be set before
@@ -41,10 +45,44 @@ Standard library only, and valid on Python 3.9: it runs before anything else is 
 """
 import sys
 
-__all__ = ['activate', 'apply', 'engine_defaults', 'install', 'pth_line', 'PTH_NAME', 'ALIASES', 'ENGINE_DEFAULTS']
+__all__ = ['activate', 'apply', 'engine_defaults', 'install', 'pth_line', 'PTH_NAME', 'ALIASES', 'ENGINE_DEFAULTS',
+           'NUMPY2_CONSTANTS', 'NUMPY2_FUNCTIONS', 'NUMPY2_FINANCIAL', 'NUMPY2_SUBMODULES', 'restorable']
 
-# The six aliases NumPy 1.24 removed, each the Python type it always was.
+# --- What NumPy removed and MXNet 1.9.1 reads (module docstring). One group per removal; each is put
+# back only where the running NumPy lacks the name, as NumPy 1.23 defined it.
+
+# NumPy 1.24 removed six aliases of Python's types. MXNet reads np.bool at import (mxnet/numpy/utils.py,
+# `bool = onp.bool`) and np.int when called (mxnet/test_utils.py); the other four go back with them,
+# so that NumPy 1.24-1.26 looks to MXNet exactly like 1.23 (as on Python 3.12 since it was supported).
+# NumPy 2 has np.bool again, as NumPy's own boolean type (the same dtype as bool): left as it is.
 ALIASES = {'bool': bool, 'int': int, 'float': float, 'complex': complex, 'object': object, 'str': str}
+
+# NumPy 2.0 removed these spellings of its constants (NEP 52). MXNet reads them at import:
+# mxnet/numpy/utils.py re-exports PZERO, NZERO, NINF, PINF, NAN and NaN as mx.np.*, and
+# mxnet/gluon/contrib/estimator/event_handler.py has `priority=np.Inf` as a default argument.
+# The Python floats NumPy 1.x had.
+NUMPY2_CONSTANTS = {'PZERO': 0.0, 'NZERO': -0.0, 'PINF': float('inf'), 'NINF': float('-inf'),
+                    'Inf': float('inf'), 'NAN': float('nan'), 'NaN': float('nan')}
+
+# NumPy 2.0 removed these functions (NEP 52), each a second name of one it kept. MXNet reads them at
+# import: mxnet/numpy/fallback.py (`alltrue = onp.alltrue`, `msort = onp.msort`) and the list of
+# functions mxnet/numpy_dispatch_protocol.py registers for NumPy's __array_function__ protocol
+# (sometrue, product, round_). Each goes back as a function of its own that calls the one NumPy
+# kept, as NumPy 1.x had them: were np.sometrue the very object np.any, MXNet's dispatch table would
+# send np.any to mx.np.sometrue. msort(a) is sort(a, axis=0), as NumPy 1.x computed it.
+NUMPY2_FUNCTIONS = {'alltrue': 'all', 'sometrue': 'any', 'product': 'prod', 'round_': 'round', 'msort': None}
+
+# NumPy 1.20 removed the financial functions (NEP 32) but kept, until 2.0, a stub of each that raises
+# RuntimeError when called. MXNet reads six of them at import (mxnet/numpy/fallback.py, `npv =
+# onp.npv`, ...): the same stubs go back, with NumPy 1.x's message.
+NUMPY2_FINANCIAL = ('mirr', 'npv', 'pmt', 'ppmt', 'pv', 'rate')
+
+# NumPy 2 no longer imports numpy.compat (deprecated since 1.26) with numpy, so `np.compat` is not an
+# attribute. MXNet reads np.compat.basestring when np.pad is called (mxnet/ndarray/numpy/_op.py,
+# mxnet/symbol/numpy/_symbol.py): numpy.compat is imported (its deprecation warning silenced), or, in
+# a NumPy that no longer ships it, a module with what MXNet reads (basestring = str, as in NumPy 1.x).
+NUMPY2_SUBMODULES = {'compat': {'basestring': str}}
+
 # Set in os.environ (only where the environment does not set them) right before MXNet starts.
 ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32'}
 PTH_NAME = 'mxdp-mxnet-compat.pth'
@@ -61,23 +99,86 @@ def _numpy_version(numpy):
     return int(major), int(''.join(c for c in minor if c.isdigit()) or 0)
 
 
-def apply():
-    """Make the running interpreter ready for ``import mxnet``; return the aliases it restored.
+def _financial_stub(name):
+    message = (f'In accordance with NEP 32, the function {name} was removed from NumPy version 1.20.  A '
+               'replacement for this function is available in the numpy_financial library: '
+               'https://pypi.org/project/numpy-financial')
 
-    Restores NumPy's six removed aliases when NumPy is 1.24 or later (and below 2: MXNet 1.9.1 does
-    not work with NumPy 2, which removed more, e.g. ``np.PZERO``); does nothing on older NumPy.
-    On Python 3.12 and later, warns if ``distutils`` cannot be found (install setuptools)."""
+    def stub(*args, **kwargs):
+        raise RuntimeError(message)
+    stub.__name__ = stub.__qualname__ = name
+    stub.__module__ = 'numpy'
+    return stub
+
+
+def _function(numpy, name, kept):
+    if kept is None:  # msort
+        def function(a):
+            b = numpy.array(a, subok=True, copy=True)
+            b.sort(axis=0)
+            return b
+        doc = 'np.sort(a, axis=0)'
+    else:
+        target = getattr(numpy, kept)
+
+        def function(*args, **kwargs):
+            return target(*args, **kwargs)
+        doc = f'np.{kept}'
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = 'numpy'
+    function.__doc__ = (f"NumPy 1.x's np.{name}, removed in NumPy 2.0: {doc}. "
+                        'Put back for MXNet 1.9.1 by helpers/_mxnet_compat.py.')
+    return function
+
+
+def _submodule(name, contents):
+    import importlib
+    import types
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)
+            return importlib.import_module(f'numpy.{name}')
+    except ImportError:
+        module = types.ModuleType(f'numpy.{name}', 'Put back for MXNet 1.9.1 by helpers/_mxnet_compat.py.')
+        module.__dict__.update(contents)
+        return module
+
+
+def restorable(version):
+    """The names this shim puts back on a NumPy of ``version`` (``(major, minor)``) that lacks them:
+    the 1.24 group from NumPy 1.24 on, the 2.0 groups from NumPy 2.0 on."""
+    names = list(ALIASES) if version >= (1, 24) else []
+    if version >= (2, 0):
+        names += [*NUMPY2_CONSTANTS, *NUMPY2_FUNCTIONS, *NUMPY2_FINANCIAL, *NUMPY2_SUBMODULES]
+    return names
+
+
+def _value(numpy, name):
+    """What ``numpy.<name>`` is put back as (the groups above)."""
+    if name in ALIASES:
+        return ALIASES[name]
+    if name in NUMPY2_CONSTANTS:
+        return NUMPY2_CONSTANTS[name]
+    if name in NUMPY2_FUNCTIONS:
+        return _function(numpy, name, NUMPY2_FUNCTIONS[name])
+    if name in NUMPY2_FINANCIAL:
+        return _financial_stub(name)
+    return _submodule(name, NUMPY2_SUBMODULES[name])
+
+
+def apply():
+    """Make the running interpreter ready for ``import mxnet``; return the names it put back.
+
+    On NumPy 1.24 and later, puts back the names MXNet 1.9.1 reads that the running NumPy lacks
+    (the groups above); does nothing on older NumPy, and changes no name NumPy has. On Python 3.12
+    and later, warns if ``distutils`` cannot be found (install setuptools)."""
     import numpy
     restored = []
-    version = _numpy_version(numpy)
-    if version >= (2, 0):
-        _warn(f'MXNet 1.9.1 does not work with NumPy {numpy.__version__} (NumPy 2 removed np.PZERO, '
-              'np.NAN, ... which MXNet uses): install numpy<2 (requirements.txt pins it)')
-    elif version >= (1, 24):
-        for name, value in ALIASES.items():
-            if name not in vars(numpy):  # not hasattr(): NumPy 1.25+ warns on the lookup
-                setattr(numpy, name, value)
-                restored.append(name)
+    for name in restorable(_numpy_version(numpy)):
+        if name not in vars(numpy):  # not hasattr(): NumPy 1.25+ warns on the lookup of removed names
+            setattr(numpy, name, _value(numpy, name))
+            restored.append(name)
     if sys.version_info >= (3, 12):
         import importlib.util
         if importlib.util.find_spec('distutils') is None:
@@ -155,7 +256,7 @@ def install(site_dir=None):
     site_dir = site_dir or sysconfig.get_paths()['purelib']
     target = os.path.join(site_dir, PTH_NAME)
     with open(target, 'w') as f:
-        f.write('# MXNet 1.9.1 on NumPy >= 1.24 / Python 3.12: see helpers/_mxnet_compat.py. '
+        f.write('# MXNet 1.9.1 on NumPy >= 1.24 / Python 3.12, 3.13: see helpers/_mxnet_compat.py. '
                 'Written by `make setup`.\n')
         f.write(pth_line())
     return target

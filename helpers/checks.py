@@ -42,7 +42,9 @@ __all__ = [
     'kvstore', 'store_cases', 'processes', 'pids', 'interface', 'epoch_steps', 'worker_shard', 'worker', 'option',
     'results', 'byte_counters',
     # timings, traces and figures (notebooks 01, 04-09)
-    'timings', 'spans', 'figure', 'curves', 'lanes', 'grid', 'speedups', 'pushpull_rows']
+    'timings', 'spans', 'figure', 'curves', 'lanes', 'grid', 'speedups', 'pushpull_rows',
+    # buckets and sharding (notebooks 10, 11)
+    'bucket_plan', 'buckets', 'bucket_params', 'flat_replicas']
 
 # Upper bounds for numbers that size something before any work is done, so that a typo (10**12 for
 # 12) is refused at once instead of filling the memory or running for ever (tests/test_bad_input.py):
@@ -238,8 +240,10 @@ def devices(devs, name='devices', present=True, empty=False):
     for d in devs:
         if not isinstance(d, mx.Context):
             raise TypeError(f'{name} must hold mx.Context objects such as mx.cpu(0), got {d!r}')
-    if len(set(devs)) != len(devs):
-        raise ValueError(f'{name} must be distinct, got {devs}')
+    if len(set(devs)) != len(devs):    # Gluon finds a parameter's copy by device: a repeat is one device
+        raise ValueError(f'{name} must be distinct, got {devs}: a device listed twice is one device to '
+                         'Gluon and does not test multi-device code (notebook 06); for stand-ins on one '
+                         f'machine use distinct ones, e.g. MXDP_DEVICES=cpu:{len(devs)}')
     for d in devs:
         if d.device_id < 0:
             raise ValueError(f'{name}: {d} has a negative id; devices are numbered from 0')
@@ -905,3 +909,113 @@ def whole_or_array(value, name, minimum=0):
     if array.size and array.min() < minimum:
         raise ValueError(f'{name} must be at least {minimum}, got {_short(value)}')
     return value
+
+
+def bucket_plan(sizes, bucket_bytes, itemsize):
+    """The arguments of ``plan_buckets`` (notebook 10): a non-empty list of gradient sizes, each a
+    whole number of elements >= 1, and ``bucket_bytes`` and ``itemsize`` whole numbers >= 1."""
+    import mxnet as mx
+    if isinstance(sizes, (str, bytes, mx.nd.NDArray)) or not hasattr(sizes, '__len__'):
+        raise TypeError(f'sizes must be a list of gradient sizes (elements), got {type(sizes).__name__}')
+    if len(sizes) == 0:
+        raise ValueError('sizes is empty: need at least one gradient to put in a bucket')
+    for i, size in enumerate(sizes):
+        whole(size, f'sizes[{i}]', 1)
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    whole(itemsize, 'itemsize', 1)
+
+
+def buckets(grads, bucket_bytes):
+    """The input of ``allreduce_bucketed`` (notebook 10); returns the bytes per element.
+
+    ``grads``: a non-empty list with one entry per gradient, each what an allreduce takes (a list
+    of NDArrays, one per device: :func:`arrays`), every gradient on the same devices in the same
+    order and all of one dtype (a bucket is one flat array); ``bucket_bytes``: a whole number >= 1.
+    Nothing is copied before this passes.
+    """
+    import numpy as np
+    import mxnet as mx
+    if isinstance(grads, mx.nd.NDArray) or not isinstance(grads, (list, tuple)):
+        raise TypeError('grads must be a list with one entry per gradient, each a list of NDArrays '
+                        f'(one per device), got {type(grads).__name__}')
+    if not grads:
+        raise ValueError('grads is empty: need at least one gradient to sum')
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    for i, g in enumerate(grads):
+        try:
+            arrays(g)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f'grads[{i}]: {e}') from None
+    first, dtype = [a.context for a in grads[0]], np.dtype(grads[0][0].dtype)
+    for i, g in enumerate(grads[1:], 1):
+        if [a.context for a in g] != first:
+            raise ValueError(f'grads[{i}] lives on {[a.context for a in g]}, grads[0] on {first}: every '
+                             'gradient needs one array per device, on the same devices in the same order')
+        if np.dtype(g[0].dtype) != dtype:
+            raise TypeError(f'grads mixes dtypes: grads[0] is {dtype}, grads[{i}] is {np.dtype(g[0].dtype)}; '
+                            'a bucket is one flat array of one dtype: bucket each dtype apart')
+    return dtype.itemsize
+
+
+def bucket_params(params, bucket_bytes):
+    """The input of ``bucket_gradients`` (notebook 10); returns the bytes per element: a non-empty
+    list of Gluon parameters, initialised on the same devices, with gradients (``grad_req`` not
+    ``'null'``), all of one dtype, and ``bucket_bytes`` a whole number >= 1."""
+    import numpy as np
+    import mxnet as mx
+    if isinstance(params, (mx.gluon.Parameter, mx.gluon.ParameterDict)) or not isinstance(params, (list, tuple)):
+        raise TypeError('params must be a list of Gluon parameters, e.g. '
+                        f'list(net.collect_params().values()), got {type(params).__name__}')
+    if not params:
+        raise ValueError('params is empty: need at least one parameter to bucket')
+    whole(bucket_bytes, 'bucket_bytes', 1)
+    for i, p in enumerate(params):
+        if not isinstance(p, mx.gluon.Parameter):
+            raise TypeError(f'params[{i}] is a {type(p).__name__}, not a Gluon Parameter')
+        if p._data is None:
+            raise ValueError(f'params[{i}] ({p.name}) is not initialised: initialise the net on its devices first')
+        if p.grad_req == 'null':
+            raise ValueError(f"params[{i}] ({p.name}) has grad_req='null': it has no gradient to bucket "
+                             "(leave it out, e.g. BatchNorm's running statistics)")
+    devs, dtype = params[0].list_ctx(), np.dtype(params[0].dtype)
+    for i, p in enumerate(params[1:], 1):
+        if p.list_ctx() != devs:
+            raise ValueError(f'params[{i}] ({p.name}) lives on {p.list_ctx()}, params[0] on {devs}: '
+                             'a bucket holds one flat array per device')
+        if np.dtype(p.dtype) != dtype:
+            raise TypeError(f'params mixes dtypes: params[0] is {dtype}, params[{i}] is {np.dtype(p.dtype)}; '
+                            'a bucket is one flat array of one dtype: bucket each dtype apart')
+    return dtype.itemsize
+
+
+def flat_replicas(reps, devs, updaters):
+    """The input of notebook 11's steps: one flat replica per device, living there, all of one size
+    and dtype, and one optimizer updater per device. Returns ``k``. A refused call changes nothing."""
+    import numpy as np
+    import mxnet as mx
+    devs = devices(devs)
+    if isinstance(reps, mx.nd.NDArray) or not isinstance(reps, (list, tuple)):
+        raise TypeError(f'replicas must be a list of flat replicas, one per device, got {type(reps).__name__}')
+    if not isinstance(updaters, (list, tuple)):
+        raise TypeError(f'updaters must be a list, one optimizer updater per device, got {type(updaters).__name__}')
+    if not len(reps) == len(devs) == len(updaters):
+        raise ValueError(f'got {len(reps)} replica(s), {len(devs)} device(s) and {len(updaters)} updater(s): '
+                         'need one of each per device')
+    for i, (r, d, u) in enumerate(zip(reps, devs, updaters)):
+        if not (isinstance(r, tuple) and len(r) == 3 and all(isinstance(a, mx.nd.NDArray) for a in r[:2])):
+            raise TypeError(f'replica {i} must be (weights, grads, params) with flat NDArrays, as '
+                            'helpers.sharding.make_replicas builds it')
+        if not callable(u):
+            raise TypeError(f'updater {i} must be callable, e.g. mx.optimizer.get_updater(opt), got {u!r}')
+        weights, grads = r[0], r[1]
+        if weights.ndim != 1 or grads.shape != weights.shape or weights.context != d or grads.context != d:
+            raise ValueError(f'replica {i}: weights {weights.shape} on {weights.context} and grads {grads.shape} '
+                             f'on {grads.context} must be flat arrays of one shape on {d}')
+        if weights.shape != reps[0][0].shape or weights.dtype != reps[0][0].dtype:
+            raise ValueError(f'replica {i} has {weights.size} {np.dtype(weights.dtype)} weights, replica 0 '
+                             f'has {reps[0][0].size} {np.dtype(reps[0][0].dtype)}: every replica must be a copy '
+                             'of one model')
+    if reps[0][0].size < len(devs):
+        raise ValueError(f'the ring cuts the weights into one chunk per device: {reps[0][0].size} weights '
+                         f'for {len(devs)} devices')
+    return len(devs)

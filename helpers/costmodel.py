@@ -18,9 +18,12 @@ binomial tree      2 ceil(log2 k) alpha   2 ceil(log2 k) N beta   ceil(log2 k) N
 Rabenseifner       2 log2 k alpha         2 (k-1)/k N beta        (k-1)/k N gamma
 =================  =====================  ======================  =================
 
-The ring's and Rabenseifner's bandwidth term is the lower bound: every device must send at least
-``2 (k-1)/k N`` bytes (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
-workstations", JPDC 69(2), 2009; NVIDIA's nccl-tests, doc/PERFORMANCE.md, uses the same factor).
+The ring's and Rabenseifner's bandwidth term is the lower bound, which is a bound on the *busiest*
+device: in any allreduce some device sends at least ``2 (k-1)/k N`` bytes (Patarasuk & Yuan,
+"Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2), 2009; NVIDIA's
+nccl-tests, doc/PERFORMANCE.md, uses the same factor). Not every device must: in the naive
+algorithm each device but device 0 sends only ``N`` (less than the bound for ``k > 2``), while
+device 0 sends ``(k-1) N``; the ring sends exactly the bound from every device at once.
 The tree here is the textbook binomial tree that passes whole arrays at every level, not NCCL's
 double binary trees, in which two trees each carry half of the data (NVIDIA, "Massively Scale Your
 Deep Learning Training with NCCL 2.4", 2019). Rabenseifner's algorithm (recursive halving, then
@@ -58,8 +61,9 @@ def ring_bytes_per_device(k, size, itemsize=4):
 
 
 def ring_lower_bound(k, nbytes):
-    """``2 (k-1)/k N``: the fewest bytes any device can send in an allreduce of ``N`` bytes over
-    ``k`` devices (Patarasuk & Yuan 2009; notebook 04)."""
+    """``2 (k-1)/k N``: the fewest bytes the *busiest* device can send in an allreduce of ``N``
+    bytes over ``k`` devices -- in any allreduce some device sends at least this much; other
+    devices may send less (Patarasuk & Yuan 2009; notebook 04)."""
     checks.devices_and_bytes(k, nbytes)
     k = np.asarray(k, dtype=float)
     return 2 * (k - 1) / k * nbytes

@@ -33,7 +33,7 @@ from mxnet import gluon
 
 from helpers import checks
 from helpers.data import ArrayLoader, load_arrays
-from helpers.devices import forced_standins, num_gpus
+from helpers.devices import gpu_pool
 from helpers.job_node import progress
 from helpers.models import lenet
 from helpers.split import shard_bounds
@@ -41,7 +41,7 @@ from helpers.train import evaluate_accuracy, train_batch
 
 __all__ = ['KVSTORES', 'parse_args', 'command', 'read_results', 'plot_timelines', 'worker_devices',
            'my_shard', 'steps_per_epoch', 'train_worker', 'network_bytes', 'traffic_per_step',
-           'push_then_pull', 'main']
+           'push_then_pull', 'main', 'plot_seeds']
 
 KVSTORES = ('dist_sync', 'dist_device_sync', 'dist_async')
 
@@ -108,28 +108,52 @@ def read_results(out, num_workers=2):
     return sorted(results, key=lambda result: result['rank'])
 
 
-def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6)):
+def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6), alt=None):
     """Steps done against time, one panel per run, one line per worker (notebook 08: ``dist_sync``
     beside ``dist_async``). ``runs`` maps a panel title to the run's result dicts
-    (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow."""
+    (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow; ``alt``: the
+    figure's text alternative (``helpers.plot.show``)."""
     from helpers import plot         # here: the processes of a job need no matplotlib
     checks.results(runs, 'runs')
     slow_rank = None if slow_rank is None else checks.whole(slow_rank, 'slow_rank')
     panels = {title: {f"rank {r['rank']}" + (' (slow)' if r['rank'] == slow_rank else ''): r['stamps']
                       for r in results} for title, results in runs.items()}
     with plot.slide_fonts():
-        plot.step_timelines(panels, figsize=figsize)
+        plot.step_timelines(panels, figsize=figsize, alt=alt)
+
+
+def plot_seeds(runs, alt=None, figsize=(8, 3.6)):
+    """The stored runs of ``benchmarks/dist_sync_async.py`` (notebook 08): each worker's seconds of
+    training (left) and test accuracy (right), one point per run, for ``dist_sync`` (circles) and
+    ``dist_async`` (squares), fast rank 0 and slow rank 1 side by side, a bar at each median."""
+    from helpers import plot
+    stores = ('dist_sync', 'dist_async')
+    with plot.slide_fonts():
+        fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
+        for ax, key, label in zip(axes, ('seconds', 'test_acc'), ('seconds of training', 'test accuracy')):
+            for i, (store, rank) in enumerate((s, r) for s in stores for r in (0, 1)):
+                ys = [run['ranks'][rank][key] for run in runs if run['kvstore'] == store]
+                xs = i + np.linspace(-0.15, 0.15, len(ys))
+                ax.plot(xs, ys, 'o' if store == stores[0] else 's', ms=7, color=f'C{rank}', ls='none',
+                        label=f"{store}, rank {rank}{' (slow)' if rank else ''}")
+                ax.hlines(np.median(ys), i - 0.3, i + 0.3, colors='k', lw=2)
+            ax.set_xticks(range(4), ['sync\nrank 0', 'sync\nrank 1', 'async\nrank 0', 'async\nrank 1'])
+            ax.set(ylabel=label)
+            ax.grid(True, axis='y', alpha=0.3)
+        fig.tight_layout()
+        plot.show(alt, fig)
 
 
 def worker_devices(index, count):
-    """The ``count`` devices of worker ``index`` on this host (notebook 08): GPUs ``index * count``,
-    ... (modulo the GPU count) if MXNet sees at least ``count`` GPUs and ``MXDP_DEVICES`` does not
-    force stand-ins, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
+    """The ``count`` devices of worker ``index`` on this host (notebook 08): of the GPUs the series
+    may use here (``helpers.devices.gpu_pool``: every GPU, or those ``MXDP_DEVICES=gpu:...`` lists,
+    none if it forces stand-ins), numbers ``index * count``, ... (modulo their count) if there are at
+    least ``count``, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
     GPU twice: on a 1-GPU host a worker with two devices gets two stand-ins)."""
     index, count = checks.whole(index, 'index'), checks.whole(count, 'count', 1, checks.MAX_DEVICES)
-    gpus = 0 if forced_standins() else num_gpus()
-    if gpus >= count:
-        return [mx.gpu((index * count + i) % gpus) for i in range(count)]
+    pool = gpu_pool()
+    if len(pool) >= count:
+        return [pool[(index * count + i) % len(pool)] for i in range(count)]
     return [mx.cpu(i) for i in range(count)]
 
 
@@ -259,7 +283,8 @@ def main(argv=None):
                        on_step=record)
     progress(len(record.losses), final=True)    # evaluating now: no more steps to wait for
     Xt, yt = load_arrays(train=False)
-    acc = evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices)
+    # float(): on NumPy 2 the accuracy is a NumPy float32 (NEP 50), which json.dump cannot write
+    acc = float(evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices))
     n = len(record.losses)
     epoch_loss = [float(np.sum(record.losses[i:i + steps]) / (steps * args.batch_size))
                   for i in range(0, n, steps)]

@@ -36,12 +36,27 @@ import time
 
 from helpers import checks, procs
 from helpers.job_node import DEADLINE_ENV, JOBDIR_ENV, _status_file, _write_json
-from helpers.launcher import LOOPBACK, ROOT_URI_ENV
+from helpers.launcher import ROOT_URI_ENV
 
 __all__ = ['run_local_job', 'Job', 'JobResult', 'DistJobError', 'DistJobTimeout', 'DistJobStalled',
-           'job_processes', 'STALL_FACTOR', 'STALL_FLOOR', 'STALL_CEILING']
+           'job_processes', 'loopback_address', 'STALL_FACTOR', 'STALL_FLOOR', 'STALL_CEILING']
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def loopback_address(rng=None):
+    """A random address of the loopback network 127.0.0.0/8 other than 127.0.0.1 (notebooks 08, 12):
+    every such address reaches this machine through the loopback interface, with no set-up.
+
+    WHY every job gets one of its own: ps-lite's nodes do not authenticate each other, and MXNet's
+    launcher picks the first free port from 9091 on. Two jobs on 127.0.0.1 at once (two test suites,
+    a benchmark beside a notebook) can end up with one scheduler: a job whose scheduler lost the race
+    for a port sends its workers and servers to the scheduler that won it, and they join that job,
+    whose sums then include their gradients. On an address of its own, only the job's processes
+    connect, and a port is only ever contested within the job."""
+    import random
+    rng = rng or random.SystemRandom()
+    return f'127.{rng.randint(16, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}'
 
 
 class DistJobError(RuntimeError):
@@ -77,7 +92,8 @@ class JobResult:
     """What :func:`run_local_job` returns for a job whose processes all exited with status 0
     (notebook 08)."""
 
-    def __init__(self, lines, nodes, wall_time, port, launcher_cmd, launcher_pid, jobdir):
+    def __init__(self, lines, nodes, wall_time, port, launcher_cmd, launcher_pid, jobdir, host=None):
+        self.host = host                  # the loopback address the job's processes bound (no placement)
         self.lines = lines                # [(name, text)], in arrival order
         self.nodes = nodes                # name -> {'pid', 'shim_pid', 'role', 'port', 'exit'}
         self.wall_time = wall_time        # seconds, launch to last exit
@@ -167,6 +183,7 @@ class Job:
         self.finished_training = set()      # workers past their last step (evaluating, writing results)
         self._say = print if echo is True else (lambda line: None) if not echo else echo
         self._out, self._launcher_done_at, self._stopped = queue.Queue(), None, False
+        self.host = loopback_address()      # the job's own loopback address (where no placement says)
         self.jobdir = tempfile.mkdtemp(prefix='mxdp-dist-')
         try:
             _write_json(os.path.join(self.jobdir, 'command.json'), list(command))
@@ -193,14 +210,12 @@ class Job:
             DEADLINE_ENV: str(time.time() + self.timeout),
             'PYTHONUNBUFFERED': '1',
             'PYTHONPATH': os.pathsep.join(p for p in (_ROOT, os.environ.get('PYTHONPATH')) if p),
-            'DMLC_NODE_HOST': LOOPBACK,     # every ps-lite node binds and announces loopback
+            'DMLC_NODE_HOST': self.host,    # every ps-lite node binds and announces the job's address
             'OMP_NUM_THREADS': env.get('OMP_NUM_THREADS', '1'),  # the processes share the cores
         })
         for key in ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT', ROOT_URI_ENV):
             env.pop(key, None)  # set by the launcher, per process
-        root = ((place or {}).get('scheduler') or {}).get('host')
-        if root:
-            env[ROOT_URI_ENV] = root
+        env[ROOT_URI_ENV] = ((place or {}).get('scheduler') or {}).get('host') or self.host
         env.update({str(k): str(v) for k, v in (extra or {}).items()})
         return env
 
@@ -367,7 +382,7 @@ class Job:
         """The :class:`JobResult` of a job that finished."""
         port = next((i.get('port') for i in self.nodes.values() if i.get('port')), None)
         return JobResult(self.lines, self.nodes, self.wall_time, int(port) if port else None,
-                         self.launcher_cmd, self.proc.pid, self.jobdir)
+                         self.launcher_cmd, self.proc.pid, self.jobdir, self.host)
 
     def __enter__(self):
         return self

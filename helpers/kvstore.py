@@ -7,7 +7,8 @@
 - :func:`updates_on_store` -- whether Gluon, left to choose, updates the weights on the store:
   MXNet's own rule, asked with parameters of given sizes and no memory;
 - :func:`store_memory` -- host memory a store allocates per key, in arrays' worth, measured in a
-  fresh process so that nothing else moves the resident set;
+  fresh process so that nothing else moves the resident set, for one or several device counts;
+- :func:`arrays_per_key` -- the same predicted from the source: the model the measurements check;
 - :func:`pushpull_seconds` -- median time of one ``push`` (one array per device) plus ``pull``;
 - :func:`compressed_pushes` -- what a store with 2-bit gradient compression receives when the
   same gradient is pushed several times (the residual error feedback at work).
@@ -27,7 +28,7 @@ from helpers.tracing import trace, traceable
 from helpers.timing import time_it
 
 __all__ = ['STORE_TYPES', 'EXTRAS', 'merge_buffer_owners', 'reduce_owners', 'updates_on_store',
-           'store_memory', 'pushpull_seconds', 'compressed_pushes']
+           'store_memory', 'arrays_per_key', 'pushpull_seconds', 'compressed_pushes']
 
 STORE_TYPES = ('local', 'device')
 # What can be added to a store in store_memory: an optimizer on the store, or 2-bit compression.
@@ -128,7 +129,8 @@ def _measure_memory(cases, k, size):
 
 def store_memory(cases, k, size=16_000_000, timeout=300):
     """Host memory, in arrays' worth, that each store of ``cases`` holds for one float32 key of
-    ``size`` values after three push/pull rounds on ``k`` CPU stand-ins (notebook 07).
+    ``size`` values after three push/pull rounds on ``k`` CPU stand-ins (notebook 07). ``k`` may be
+    a list of device counts: then a list with one such list per count, measured in the same process.
 
     ``cases`` is a list of ``(kv_type, extra)``: ``kv_type`` in ``STORE_TYPES``, ``extra`` in
     ``EXTRAS`` (``'sgd'`` / ``'momentum'``: that optimizer runs on the store; ``'2bit'``: 2-bit
@@ -140,17 +142,40 @@ def store_memory(cases, k, size=16_000_000, timeout=300):
     as notebook 07 explains.
     """
     cases = checks.store_cases(cases, STORE_TYPES, EXTRAS)
-    k, size = checks.whole(k, 'k', 1, checks.MAX_DEVICES), checks.whole(size, 'size', 1)
-    checks.fits(3 * 4 * k * size, f'{k} x 3 arrays of size {size} (float32)')
+    several = not isinstance(k, (int, np.integer)) or isinstance(k, bool)
+    ks = [checks.whole(n, 'k', 1, checks.MAX_DEVICES) for n in (checks.ordered(k, 'k') if several else [k])]
+    if not ks:
+        raise ValueError('k is an empty list: need at least one device count')
+    size = checks.whole(size, 'size', 1)
+    checks.fits(3 * 4 * max(ks) * size, f'{max(ks)} x 3 arrays of size {size} (float32)')
     timeout = checks.seconds(timeout, 'timeout')
     code = ('import json; from helpers.kvstore import _measure_memory; '
-            f'print(json.dumps(_measure_memory({list(cases)!r}, {k}, {size})))')
+            f'print(json.dumps([_measure_memory({list(cases)!r}, n, {size}) for n in {ks!r}]))')
     env = dict(os.environ, OMP_NUM_THREADS='1')
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                           timeout=timeout, env=env, start_new_session=True)
     if proc.returncode != 0:
         raise RuntimeError(f'memory measurement failed: {proc.stderr.strip().splitlines()[-3:]}')
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found if several else found[0]
+
+
+def arrays_per_key(k, extra=None):
+    """How many arrays of a key's size a ``local`` or ``device`` store holds on ``k`` devices once
+    training runs (notebook 07), read from MXNet 1.9.1's source (src/kvstore/comm.h,
+    src/kvstore/kvstore_local.h): the merge buffer and k-1 copy buffers (none at k = 1, where
+    ``Reduce`` returns the pushed array itself); with an optimizer on the store, its copy of the
+    weights and the optimizer's state (SGD: none; with momentum: one array); with 2-bit compression,
+    a copy buffer for every device (the owner's own push is dequantised into one too), k residuals,
+    and 2k-1 compressed arrays of 1/16 each (one per device, and a copy on the owner of every other's).
+    :func:`store_memory` sees those small arrays only where they do not reuse memory freed before:
+    measured with 2-bit compression, expect up to (2k-1)/16 below this."""
+    k = checks.whole(k, 'k', 1)
+    if extra not in EXTRAS:
+        raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')
+    if extra == '2bit':
+        return 2 * k + 1 + (2 * k - 1) / 16
+    return (k if k > 1 else 0) + {None: 0, 'sgd': 1, 'momentum': 2}[extra]
 
 
 def pushpull_seconds(kv_type, devices, size, repeat=5):

@@ -1,5 +1,5 @@
 """Checks a reader can trust: every function a notebook teaches by hand, tried against the laws the
-series' own tests sweep (notebooks 03-06; the student edition of ``tools/assignments.py``).
+series' own tests sweep (notebooks 03-12; the student edition of ``tools/assignments.py``).
 
 Run ``check_<name>(fn)`` on your own version of a lesson function, e.g. ``check_allreduce_ring(allreduce_ring)``
 after writing notebook 04's ring. It tries the function on every case of every law -- odd and even
@@ -13,15 +13,19 @@ cell as failed); an allreduce that goes wrong also shows its replay (:mod:`helpe
 each device held after every step.
 
 **One definition per law.** A law is a function ``law(fn, **case)`` that returns quietly or raises
-:class:`Broken`; ``tests/test_split.py``, ``tests/test_comm.py``, ``tests/test_train.py`` and
-``tests/test_models.py`` call the same functions on ``helpers``' own lessons (with Hypothesis
-drawing more cases), and the checks sweep them over the fixed case lists here.
+:class:`Broken`; the tests of each lesson's module (``tests/test_split.py``, ``test_comm.py``,
+``test_train.py``, ``test_models.py``, ``test_kvstore.py``, ``test_dist.py``, ``test_scaling.py``,
+``test_buckets.py``, ``test_sharding.py``, ``test_precision.py``, ``test_accumulation.py``) call the
+same functions on ``helpers``' own lessons (with Hypothesis drawing more cases where it helps), and
+the checks sweep them over the fixed case lists here. Collectives and stores are checked through
+the hooks the lessons already take (``send=``, ``allreduce=``, a stand-in KVStore or ``Job``), never
+by starting processes.
 
-**Adding a check** for a new lesson (the bucketed allreduce of notebook 10, ...): write its laws
-here, then a function named ``check_<name>`` that returns ``[Law(...), ...]``, decorated with
-``@lesson('helpers.module.name', hint='one line for the stub')``. ``tools/assignments.py`` finds it
-through :data:`CHECKS` and turns that notebook's lesson cell into an exercise with this check under
-it; a lesson without a check stays in the student edition as written.
+**Adding a check** for a new lesson: write its laws here, then a function named ``check_<name>``
+that returns ``[Law(...), ...]``, decorated with ``@lesson('helpers.module.name', hint='one line for
+the stub')``. ``tools/assignments.py`` finds it through :func:`find` and turns that notebook's lesson
+cell into an exercise with this check under it (a class's methods become stubs); a lesson without a
+check stays in the student edition as written.
 """
 import sys
 import time
@@ -38,7 +42,14 @@ __all__ = ['Broken', 'CheckFailed', 'Law', 'Report', 'CHECKS', 'lesson', 'run', 
            'check_copy_to', 'check_allreduce_naive', 'check_reduce_scatter', 'check_all_gather',
            'check_allreduce_ring', 'check_allreduce', 'check_cost_naive', 'check_cost_ring',
            'check_init_lenet_params', 'check_lenet_scratch', 'check_replicate_params', 'check_sgd',
-           'check_train_batch_scratch', 'check_evaluate_accuracy', 'check_train_batch']
+           'check_train_batch_scratch', 'check_evaluate_accuracy', 'check_train_batch',
+           'check_merge_buffer_owners', 'check_push_then_pull', 'check_train_worker', 'check_run_local_job',
+           'check_WarmUp', 'check_lr_recipe', 'check_epoch_time', 'check_pushpull_step', 'check_plan_buckets',
+           'check_allreduce_bucketed', 'check_backward_and_send', 'check_bucket_gradients',
+           'check_train_batch_sharded', 'check_allreduce_fp16', 'check_next_scale', 'check_train_batch_fp16',
+           'check_train_batch_accumulated', 'check_my_shard', 'check_steps_per_epoch', 'check_views_of',
+           'check_flat_replica', 'check_attach_flat_grad', 'check_forward_backward', 'check_train_batch_replicated',
+           'check_save_checkpoint', 'check_load_checkpoint', 'find']
 
 CPU = [mx.cpu(i) for i in range(8)]          # the checks run on CPU stand-ins, up to 8
 
@@ -46,7 +57,7 @@ CPU = [mx.cpu(i) for i in range(8)]          # the checks run on CPU stand-ins, 
 # ====================================================================== the machinery
 
 class Broken(AssertionError):
-    """A law that does not hold for one case (notebooks 03-06): what went wrong, what was expected,
+    """A law that does not hold for one case (notebooks 03-12): what went wrong, what was expected,
     what came back, and why, where the law can tell; ``replay``: a :class:`helpers.replay.Replay` of
     the function, for collectives."""
 
@@ -66,7 +77,7 @@ class Broken(AssertionError):
 
 
 class CheckFailed(Exception):
-    """What a failing ``check_...`` raises (notebooks 03-06): Jupyter shows its report, not a
+    """What a failing ``check_...`` raises (notebooks 03-12): Jupyter shows its report, not a
     traceback, and nbgrader counts the cell as failed."""
 
     def __init__(self, report):
@@ -79,7 +90,7 @@ class CheckFailed(Exception):
 
 
 class Law:
-    """One law of a lesson function (notebooks 03-06): ``says`` (words), ``test(fn, **case)``, the
+    """One law of a lesson function (notebooks 03-12): ``says`` (words), ``test(fn, **case)``, the
     ``cases`` to sweep (dicts, smallest first) and ``case_words(**case)``."""
 
     def __init__(self, says, test, cases, case_words):
@@ -87,7 +98,7 @@ class Law:
 
 
 class Report:
-    """The outcome of one check (notebooks 03-06): ``passed`` [(law, cases, seconds)], and for a
+    """The outcome of one check (notebooks 03-12): ``passed`` [(law, cases, seconds)], and for a
     failure ``law``, ``case`` (words), ``broken`` (a :class:`Broken`) or ``not_written``."""
 
     def __init__(self, name):
@@ -142,8 +153,26 @@ def _message(e):
     return line[:300]
 
 
+def _unwritten(tb, name, fn):
+    """What a NotImplementedError says: the reader's function (or a method of the reader's class) is
+    still a stub, or it calls one; the function's name is that of the code that raised it."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    qualname = getattr(code, 'co_qualname', code.co_name)        # Python >= 3.11: 'WarmUp.__call__'
+    owner, _, method = qualname.partition('.')
+    if isinstance(fn, type) and not method and qualname in vars(fn):  # Python < 3.11: the method's name alone
+        owner, method = fn.__name__, qualname
+    if owner in (name, getattr(fn, '__name__', name)):
+        if isinstance(fn, type) and method and '<locals>' not in method:
+            return f'its method {method} still raises NotImplementedError.'
+        return 'its body still raises NotImplementedError.'
+    return (f'it calls {owner}, which is not written yet (it still raises NotImplementedError): '
+            f'write {owner} first.')
+
+
 def run(name, fn, laws):
-    """Sweep ``laws`` over ``fn``, smallest case first; stop at the first failure (notebooks 03-06).
+    """Sweep ``laws`` over ``fn``, smallest case first; stop at the first failure (notebooks 03-12).
     Returns a :class:`Report`; prints and raises nothing."""
     report = Report(name)
     start = time.perf_counter()
@@ -160,11 +189,7 @@ def run(name, fn, laws):
             except Broken as b:
                 report.law, report.case, report.broken = law, law.case_words(**case), b
             except NotImplementedError:
-                tb = sys.exc_info()[2]
-                inner = traceback.extract_tb(tb)[-1].name
-                report.not_written = ('its body still raises NotImplementedError.' if inner in (name, fn.__name__)
-                                      else f'it calls {inner}, which is not written yet (it still raises '
-                                           f'NotImplementedError): write {inner} first.')
+                report.not_written = _unwritten(sys.exc_info()[2], name, fn)
             except Exception as e:           # the reader's code crashed: say where, not a traceback
                 where, line = _where(sys.exc_info()[2])
                 report.law, report.case = law, law.case_words(**case)
@@ -184,7 +209,7 @@ CHECKS = {}          # 'helpers.module.name' -> check_name: the lessons that hav
 
 def lesson(qualname, hint, points=1):
     """Register ``check_<name>``, a function returning the laws of lesson ``qualname``, as the check
-    of that lesson (notebooks 03-06; ``tools/assignments.py`` reads :data:`CHECKS`): the decorated
+    of that lesson (notebooks 03-12; ``tools/assignments.py`` reads :data:`CHECKS`): the decorated
     name becomes ``check_<name>(fn)``, which prints a report or raises :class:`CheckFailed`.
     ``hint``: the one line the stub in the student edition keeps; ``points``: nbgrader's points."""
     def register(laws):
@@ -211,10 +236,34 @@ def lesson(qualname, hint, points=1):
     return register
 
 
+def find(qualname):
+    """The check of lesson ``qualname``, or None (notebooks 03-12; ``tools/assignments.py``): registered
+    under that name, or under another name of the same function -- ``helpers.dist.run_local_job`` is
+    ``helpers.job.run_local_job``, re-exported."""
+    if qualname in CHECKS:
+        return CHECKS[qualname]
+    target = _resolve(qualname)
+    if target is None:
+        return None
+    return next((check for name, check in CHECKS.items() if _resolve(name) is target), None)
+
+
+def _resolve(qualname):
+    import importlib
+    module, _, name = qualname.rpartition('.')
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
 def verify(qualname, fn):
     """The :class:`Report` of lesson ``qualname``'s check on ``fn``, without printing or raising
-    (notebooks 03-06; for tests and tools)."""
-    check = CHECKS[checks.choice(qualname, 'qualname (a lesson)', tuple(CHECKS))]
+    (notebooks 03-12; for tests and tools)."""
+    check = find(checks.text(qualname, 'qualname (a lesson)'))
+    if check is None:
+        raise ValueError(f'qualname (a lesson) must name a lesson with a check, e.g. '
+                         f'{next(iter(CHECKS))!r}, got {qualname!r}')
     return run(qualname.rpartition('.')[2], fn, check.laws())
 
 
@@ -995,6 +1044,1504 @@ def law_gluon_step_like_one_device(train_batch, k, n, steps=2):
                          why='forward and backward on every shard, then one trainer.step')
 
 
+# ====================================================================== the KVStore (notebook 07)
+
+def _greedy_owners(sizes, k):
+    """Notebook 07's rule, step by step: ``[(key, loads before it is placed, device)]``, largest key first
+    (among equal sizes the lower key first), each on the least loaded device (ties: the lowest)."""
+    load, placed = [0] * k, []
+    for key in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        device = min(range(k), key=lambda d: (load[d], d))
+        placed.append((key, list(load), device))
+        load[device] += sizes[key]
+    return placed
+
+
+def _owners_of(placed, n):
+    owners = [None] * n
+    for key, _, device in placed:
+        owners[key] = device
+    return owners
+
+
+def law_merge_owners_greedy(merge_buffer_owners, sizes, k):
+    """Notebook 07: where the ``device`` store keeps each key's merge buffer, for keys of distinct
+    sizes (MXNet sorts with ``std::sort``, whose order among equal sizes is unspecified): the largest
+    key first, each on the device that holds the fewest elements so far, ties to the lowest device."""
+    placed = _greedy_owners(sizes, k)
+    want, got = _owners_of(placed, len(sizes)), merge_buffer_owners(list(sizes), k)
+    got = list(got) if isinstance(got, (list, tuple, np.ndarray)) else got
+    if got == want:
+        return
+    why = None
+    if not isinstance(got, list) or len(got) != len(sizes):
+        why = f'one device per key, in the order of the keys: a list of {len(sizes)} devices'
+    elif got == [i % k for i in range(len(sizes))] or got == _owners_of(_in_key_order(sizes, k), len(sizes)):
+        turn, order = got == [i % k for i in range(len(sizes))], got == _owners_of(_in_key_order(sizes, k), len(sizes))
+        why = ('the keys were ' + ' and '.join(w for w, yes in (('placed in key order', order),
+                                                                 ('dealt out in turn (round robin)', turn)) if yes)
+               + '; place the largest key first (sort by size, largest first), each on the device that holds the '
+                 'fewest elements so far')
+    else:
+        for rank, (key, load, device) in enumerate(placed):
+            if got[key] != device:
+                why = (f'key {key} ({sizes[key]} elements) is the {_ordinal(rank + 1)} largest; when it is placed '
+                       f'the devices hold {load} elements, so it goes to device {device}, the least loaded '
+                       '(ties: the lowest device)')
+                break
+    raise Broken(f'merge_buffer_owners({list(sizes)}, {k})', expected=str(want), got=str(got), why=why)
+
+
+def _in_key_order(sizes, k):
+    load, placed = [0] * k, []
+    for key in range(len(sizes)):
+        device = min(range(k), key=lambda d: (load[d], d))
+        placed.append((key, list(load), device))
+        load[device] += sizes[key]
+    return placed
+
+
+def _ordinal(n):
+    return f'{n}{"th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")}'
+
+
+def law_merge_owners_balanced(merge_buffer_owners, sizes, k):
+    """Notebook 07: for any sizes (equal ones too), one device 0 ... k-1 per key, the largest key on
+    device 0, and the loads never more than one key apart (the greedy rule's promise)."""
+    owners = list(merge_buffer_owners(list(sizes), k))
+    load = [sum(s for s, o in zip(sizes, owners) if o == d) for d in range(k)]
+    if len(owners) != len(sizes) or not all(isinstance(o, (int, np.integer)) and 0 <= o < k for o in owners):
+        raise Broken(f'merge_buffer_owners({list(sizes)}, {k})', expected=f'one device 0 ... {k - 1} per key',
+                     got=str(owners))
+    if owners[int(np.argmax(sizes))] != 0:
+        raise Broken(f'merge_buffer_owners({list(sizes)}, {k}): the largest key must go to device 0',
+                     got=str(owners), why='the largest key is placed first, when every device holds nothing')
+    if max(load) - min(load) > max(sizes):
+        raise Broken(f'merge_buffer_owners({list(sizes)}, {k}): the devices\' loads are {load}, more than the '
+                     f'largest key ({max(sizes)}) apart', got=str(owners),
+                     why='each key goes to the device that holds the fewest elements so far')
+
+
+MERGE_CASES = [dict(sizes=s, k=k) for s, k in (
+    ([5], 1), ([5], 3), ([3, 9], 2), ([1, 2, 3], 2), ([4, 10, 7], 3), ([10, 9, 8, 1], 2), ([6, 5, 4, 3, 2, 1], 3),
+    ([120, 7, 84, 10, 16, 6], 2), ([120, 7, 84, 10, 16, 6], 4), ([30, 2, 900, 11, 75, 48, 3, 600], 5),
+    ([102_760_448, 16_777_216, 4_096_000, 4096, 1000, 64], 4), (list(range(1, 17)), 8))]
+BALANCE_CASES = [dict(sizes=s, k=k) for s, k in (
+    ([7, 7], 2), ([4, 4, 4], 2), ([10, 10, 1, 1], 3), ([102_760_448, 16_777_216, 4_096_000] + [4096] * 10, 4),
+    ([64] * 9, 8), ([5, 3, 5, 3, 5, 3], 4))]
+
+
+def law_merge_owners_refuses_bad_input(merge_buffer_owners, bad):
+    """Notebook 07: a key size that is not a whole number (TypeError) or below 1, or fewer than one
+    device (ValueError), is refused."""
+    sizes, k, error = {'a fractional size': ([10, 2.5], 2, TypeError), 'a size of 0': ([10, 0], 2, ValueError),
+                       'no device': ([10], 0, ValueError)}[bad]
+    if not _refuses(lambda: merge_buffer_owners(sizes, k), error):
+        raise Broken(f'merge_buffer_owners({sizes}, {k}) must be refused with a {error.__name__}',
+                     expected=error.__name__, got='another outcome',
+                     why="keep the guard line `k, sizes = checks.whole(k, 'k', 1), [...]`")
+
+
+# ====================================================================== a worker of a job (notebook 08)
+
+class _RecordingStore:
+    """A stand-in KVStore that records its calls: ``push`` sums what it is given, ``pull`` hands the
+    last sum out, ``pushpull`` (which the lesson replaces) only records that it was called."""
+
+    def __init__(self):
+        self.calls, self.values = [], {}
+
+    def push(self, key, value, priority=0):
+        self.calls.append(('push', key, priority))
+        self.values[key] = sum(v.asnumpy() for v in (value if isinstance(value, (list, tuple)) else [value]))
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        self.calls.append(('pull', key, priority))
+        for o in (out if isinstance(out, (list, tuple)) else [out]):
+            o[:] = self.values.get(key, np.nan)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        self.calls.append(('pushpull', key, priority))
+
+
+def law_push_then_pull(push_then_pull, k, out, priority):
+    """Notebook 08: after ``push_then_pull(kv)`` (which returns ``kv``), ``kv.pushpull(key, value,
+    out=..., priority=...)`` is ``kv.push(key, value, priority)`` followed by ``kv.pull(key, out,
+    priority)`` -- into ``value`` itself when no ``out`` is given -- and every target holds the sum."""
+    store = _RecordingStore()
+    if push_then_pull(store) is not store:
+        raise Broken('push_then_pull(kv) must return the store it was given', why='end with `return kv`')
+    values = [nd.full((3,), i + 1, ctx=c) for i, c in enumerate(CPU[:k])]
+    outs = [nd.zeros((3,), ctx=c) for c in CPU[:k]] if out else None
+    if out:
+        store.pushpull(7, values, out=outs, priority=priority)
+    else:
+        store.pushpull(7, values, priority=priority)
+    want = [('push', 7, priority), ('pull', 7, priority)]
+    call = f'kv.pushpull(7, values{", out=outs" if out else ""}, priority={priority})'
+    if store.calls != want:
+        got = ', '.join(f'{name}(key {key}, priority {p})' for name, key, p in store.calls) or 'no call'
+        why = ('the store\'s own pushpull was called: assign your function to kv.pushpull' if
+               any(c[0] == 'pushpull' for c in store.calls) else
+               'push first, then pull: the pull waits for the push of the same key' if
+               [c[0] for c in store.calls] == ['pull', 'push'] else
+               f'pass the priority on to push and pull (priority={priority})' if
+               [c[:2] for c in store.calls] == [w[:2] for w in want] else None)
+        raise Broken(f'the calls that {call} makes', expected='push(key 7, priority {0}), pull(key 7, priority {0})'
+                     .format(priority), got=got, why=why)
+    total = float(sum(range(1, k + 1)))
+    targets = outs if out else values
+    held = [a.asnumpy() for a in targets]
+    if any(not np.array_equal(h, np.full(3, total)) for h in held):
+        raise Broken(f'after {call} every {"out" if out else "value"} array holds the sum',
+                     expected=f'{total:g} everywhere', got=_devices_words(held),
+                     why='pull into `out`, or into `value` itself when out is None')
+
+
+def law_push_then_pull_on_a_store(push_then_pull, k):
+    """Notebook 08: on MXNet's own ``local`` store, the replaced ``pushpull`` still sums: into ``out``,
+    or into the pushed arrays when no ``out`` is given."""
+    kv = mx.kv.create('local')
+    kv.init(0, nd.zeros((4,)))
+    push_then_pull(kv)
+    grads = [nd.full((4,), i + 1, ctx=c) for i, c in enumerate(CPU[:k])]
+    outs = [nd.zeros((4,), ctx=c) for c in CPU[:k]]
+    kv.pushpull(0, grads, out=outs)
+    kv.pushpull(0, grads)
+    total = float(sum(range(1, k + 1)))
+    for what, arrays in (('out', outs), ('the pushed arrays', grads)):
+        held = [a.asnumpy() for a in arrays]
+        if any(not np.array_equal(h, np.full(4, total)) for h in held):
+            raise Broken(f'on a local KVStore of {k} device{"s" * (k > 1)}, {what} must hold the sum',
+                         expected=f'{total:g} everywhere', got=_devices_words(held))
+
+
+def _worker_store(num_workers, rank):
+    """A stand-in for a ``dist_sync`` store of ``num_workers`` workers, seen from worker ``rank``, in
+    which every other worker pushes exactly this worker's gradients: ``pushpull`` sums the devices'
+    arrays and multiplies by ``num_workers``. Gluon's Trainer takes any ``KVStoreBase``; this one
+    cannot run an optimizer, so the Trainer updates on the worker, as with dist stores' pushpull."""
+    from mxnet.kvstore import KVStoreBase
+
+    class Workers(KVStoreBase):
+        def __init__(self):
+            self.pushpulls = 0
+
+        type = property(lambda self: 'dist_sync (stand-in)')
+        rank = property(lambda self: rank)
+        num_workers = property(lambda self: num_workers)
+
+        @staticmethod
+        def is_capable(capability):
+            return False
+
+        def broadcast(self, key, value, out, priority=0):
+            for o in (out if isinstance(out, list) else [out]):
+                o[:] = value.as_in_context(o.context)
+
+        def pushpull(self, key, value, out=None, priority=0):
+            self.pushpulls += 1
+            values = value if isinstance(value, list) else [value]
+            total = values[0].copyto(values[0].context)
+            for v in values[1:]:
+                total += v.as_in_context(total.context)
+            total *= num_workers
+            for o in (values if out is None else out if isinstance(out, list) else [out]):
+                total.copyto(o)
+
+        def set_optimizer(self, optimizer):
+            raise TypeError('this stand-in store runs no optimizer')
+
+        def save_optimizer_states(self, fname, dump_optimizer=False):
+            raise TypeError('this stand-in store keeps no optimizer state')
+
+        load_optimizer_states = save_optimizer_states
+    return Workers()
+
+
+WORKER_CASES = [dict(k=1, num_workers=2, rank=1, steps=2, epochs=2, batch_size=6),      # 2 and 4 workers: the
+                dict(k=2, num_workers=2, rank=0, steps=3, epochs=1, batch_size=8),      # stand-in's sum times W and
+                dict(k=3, num_workers=4, rank=3, steps=2, epochs=1, batch_size=9)]      # 1 / W are exact
+
+
+def law_worker_takes_the_global_step(train_worker, k, num_workers, rank, steps, epochs, batch_size, lr=0.1, seed=3):
+    """Notebook 08: a worker of a ``dist_sync`` job in which every worker pushes the same gradients
+    takes notebook 06's step on its own batches -- ``ArrayLoader(..., shuffle=True, seed=seed + rank,
+    last_batch='discard')``, ``steps`` per epoch, the initial weights of ``lenet(devices, seed)`` --
+    because its Trainer divides the servers' sum by the global batch; ``on_step(net, losses)`` runs
+    after every step, and the trained net comes back."""
+    from helpers.data import ArrayLoader
+    from helpers.models import lenet
+    from helpers.train import train_batch
+    devices = CPU[:k]
+    X, y = tiny_data(2 * steps * batch_size + 3, seed)
+    seen, first = [], []
+
+    def on_step(net, losses):
+        seen.append((net, losses))
+        if len(seen) == 1:
+            first.extend(p.data(devices[0]).asnumpy() for p in net.collect_params().values())
+    kv = _worker_store(num_workers, rank)
+    net = train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=seed, on_step=on_step)
+    ref = lenet(devices, seed)
+    start = [p.data(devices[0]).asnumpy() for p in ref.collect_params().values()]
+    trainer = gluon.Trainer(ref.collect_params(), 'sgd', {'learning_rate': lr}, kvstore=_worker_store(1, rank))
+    batches = ArrayLoader(X, y, batch_size, shuffle=True, seed=seed + rank, last_batch='discard')
+    ref_first = None
+    for _ in range(epochs):
+        for _, (Xb, yb) in zip(range(steps), batches):
+            train_batch(ref, Xb, yb, trainer, devices)
+            if ref_first is None:
+                ref_first = [p.data(devices[0]).asnumpy() for p in ref.collect_params().values()]
+    if not isinstance(net, gluon.Block):
+        raise Broken('train_worker returns the trained network', got=repr(net)[:80], why='end with `return net`')
+    if len(seen) != steps * epochs:
+        raise Broken(f'on_step must run once after every step: {epochs} epoch{"s" * (epochs > 1)} of {steps} steps',
+                     expected=f'{steps * epochs} calls', got=f'{len(seen)} calls',
+                     why=f'take exactly `steps` ({steps}) steps per epoch (zip(range(steps), batches)), '
+                         'the same number on every worker, and call on_step(net, losses) after each')
+    if any(n is not net or not isinstance(ls, (list, tuple)) or len(ls) != k for n, ls in seen):
+        raise Broken('on_step(net, losses) gets the network and the list of the devices\' losses',
+                     got=str([(type(n).__name__, type(ls).__name__) for n, ls in seen[:2]]))
+    if kv.pushpulls == 0:
+        raise Broken('the worker never used the store it was given', expected='gradients summed by kv',
+                     why='create the Trainer with kvstore=kv: the servers add every worker\'s gradients')
+    for (name, p), q in zip(net.collect_params().items(), ref.collect_params().values()):
+        for d in devices:
+            a, b = p.data(d).asnumpy(), q.data(d).asnumpy()
+            if a.shape != b.shape or not np.allclose(a, b, rtol=0, atol=1e-6):
+                why = None
+                step = np.concatenate([(w - s).ravel() for w, s in zip(first, start)])
+                need = np.concatenate([(w - s).ravel() for w, s in zip(ref_first, start)])
+                ratio = float(np.dot(step, need) / np.dot(need, need)) if len(step) == len(need) else np.nan
+                if np.isclose(ratio, num_workers, rtol=1e-3):
+                    why = (f'the first step went {ratio:.3g} times as far as it should: the servers add the '
+                           f'gradients of all {num_workers} workers, so divide by the global batch: '
+                           "rescale_grad 1 / kv.num_workers in the Trainer's optimizer settings")
+                elif np.isclose(ratio, 1 / num_workers, rtol=1e-3):
+                    why = f'the first step went {ratio:.3g} times as far as it should: divide by kv.num_workers once'
+                elif np.isclose(ratio, 1, rtol=1e-4):
+                    why = ('the first step is right, a later one is not: every epoch takes the next `steps` batches '
+                           'of one ArrayLoader')
+                else:
+                    why = (f'the first step differs too: start from lenet(devices, seed), and draw the batches from '
+                           f'ArrayLoader(X, y, batch_size, shuffle=True, seed=seed + kv.rank, last_batch=\'discard\') '
+                           f'(this worker is rank {rank})')
+                raise Broken(f'{name} on {d} after {steps * epochs} steps differs from notebook 06\'s steps on '
+                             f'this worker\'s batches', expected=_fmt(b), got=_fmt(a), why=why)
+
+
+def _scripted_job(script, log):
+    """A stand-in for helpers.job.Job that starts no process and follows ``script``: ``'done'`` (the job
+    ends at the third poll), ``'dies'`` (the second poll raises DistJobError), ``'timeout'`` (the job
+    expires at the second check), ``'interrupt'`` (the second poll raises KeyboardInterrupt)."""
+    import inspect as _inspect
+    from helpers.job import DistJobError, Job
+
+    class ScriptedJob:
+        def __init__(self, *args, **kwargs):
+            bound = _inspect.signature(Job).bind(*args, **kwargs)
+            bound.apply_defaults()
+            log.append(('start', dict(bound.arguments)))
+            self.polls = self.checks = 0
+
+        def poll(self):
+            self.polls += 1
+            log.append(('poll',))
+            if self.polls == 2 and script == 'dies':
+                raise DistJobError('worker 1 died (SIGKILL)')
+            if self.polls == 2 and script == 'interrupt':
+                raise KeyboardInterrupt
+            return script == 'done' and self.polls == 3
+
+        def expired(self):
+            self.checks += 1
+            log.append(('expired',))
+            return script == 'timeout' and self.checks >= 2
+
+        def fail(self, error, message):
+            log.append(('fail', error, message))
+            raise error(message)
+
+        def stop(self):
+            log.append(('stop',))
+
+        def result(self):
+            log.append(('result',))
+            return RESULT
+
+    RESULT = object()
+    ScriptedJob.RESULT = RESULT
+    return ScriptedJob
+
+
+def law_job_always_stopped(run_local_job, script):
+    """Notebook 08: ``run_local_job`` starts one Job with its arguments, polls it until it is done,
+    fails it with DistJobTimeout once it has expired, and -- however it ends: done, a dead process, the
+    timeout or Ctrl-C -- stops it before returning its result or raising. Checked against a scripted
+    stand-in for ``Job`` (no process starts: helpers.job.Job itself is tested in tests/test_dist.py)."""
+    from helpers import dist, job as job_module
+    from helpers.job import DistJobError, DistJobTimeout
+    log = []
+    fake = _scripted_job(script, log)
+    names = getattr(run_local_job, '__globals__', {})
+    patched = [(job_module, 'Job'), (dist, 'Job')] + ([(names, 'Job')] if isinstance(names, dict) else [])
+    saved = [(where, name, where.get(name, _MISSING) if isinstance(where, dict) else getattr(where, name))
+             for where, name in patched]
+    args = dict(command=['python', '-c', 'pass'], num_workers=3, num_servers=2, timeout=30, env={'MXDP_X': '1'},
+                echo=False, place=None)
+    outcome = None
+    try:
+        for where, name, _ in saved:
+            if isinstance(where, dict):
+                where[name] = fake
+            else:
+                setattr(where, name, fake)
+        try:
+            outcome = ('returned', run_local_job(**args))
+        except NotImplementedError:      # a stub: "not written yet"
+            raise
+        except BaseException as e:       # KeyboardInterrupt too: it is one of the ways a job ends
+            outcome = ('raised', e)
+    finally:
+        for where, name, value in saved:
+            if isinstance(where, dict):
+                if value is _MISSING:
+                    where.pop(name, None)
+                else:
+                    where[name] = value
+            else:
+                setattr(where, name, value)
+    events = [e[0] for e in log]
+    story = ', '.join(events) or 'nothing'
+    if events.count('start') != 1:
+        raise Broken('run_local_job starts the job once: Job(command, num_workers, num_servers, timeout, env, '
+                     'echo, place=place)', got=f'{events.count("start")} jobs started', why='this case: ' + script)
+    given = log[0][1]
+    wrong = [k for k, v in args.items() if given.get(k) != v]
+    if wrong:
+        raise Broken(f'the job must get run_local_job\'s own {", ".join(wrong)}',
+                     expected=', '.join(f'{k}={args[k]!r}' for k in wrong),
+                     got=', '.join(f'{k}={given.get(k)!r}' for k in wrong))
+    stops = [i for i, e in enumerate(events) if e == 'stop']
+    ending = {'done': 'the job finished', 'dies': 'a process died (poll raised DistJobError)',
+              'timeout': 'the job ran past its timeout', 'interrupt': 'Ctrl-C came (KeyboardInterrupt)'}[script]
+    if not stops:
+        raise Broken(f'{ending}, and the job was never stopped: its processes would run on',
+                     expected='job.stop() before run_local_job returns or raises', got=story,
+                     why='call job.stop() in a `finally:` block around the polling loop')
+    if any(e == 'poll' for e in events[stops[0]:]):
+        raise Broken(f'{ending}: the job was polled after it was stopped', got=story)
+    if script == 'done':
+        if outcome[0] != 'returned' or outcome[1] is not fake.RESULT:
+            raise Broken('a job that finished returns job.result()', expected='job.result()',
+                         got=f'{outcome[0]} {outcome[1]!r}'[:120], why='poll until it returns True, then return '
+                                                                        'job.result()')
+        if events.count('poll') != 3:
+            raise Broken('poll until the job is done (poll() returns True)', expected='3 polls',
+                         got=f'{events.count("poll")} polls')
+        return
+    if script == 'timeout':
+        fails = [e for e in log if e[0] == 'fail']
+        if not fails or fails[0][1] is not DistJobTimeout:
+            raise Broken('a job past its timeout must be failed with DistJobTimeout', got=story,
+                         why='in the loop: if job.expired(): job.fail(DistJobTimeout, "... timeout ...")')
+        if '30' not in str(fails[0][2]):
+            raise Broken('the timeout message names the timeout', expected='a message with "30"',
+                         got=repr(fails[0][2]))
+    want = {'dies': DistJobError, 'timeout': DistJobTimeout, 'interrupt': KeyboardInterrupt}[script]
+    if outcome[0] != 'raised' or not isinstance(outcome[1], want):
+        raise Broken(f'{ending}: run_local_job must raise {want.__name__}', expected=want.__name__,
+                     got=f'{outcome[0]} {type(outcome[1]).__name__}', why='let the error through: catch nothing, '
+                                                                           'stop in `finally:`')
+
+
+_MISSING = object()
+
+
+# ---------------------------------------------------------------------- notebook 08: each worker's data
+
+SHARD_CASES = [dict(n=n, num_workers=w) for n, w in ((1, 1), (5, 1), (10, 3), (7, 2), (8, 4), (13, 5), (20, 8))]
+
+
+def law_my_shard(my_shard, n, num_workers):
+    """Notebook 08: worker ``rank`` gets contiguous shard ``rank`` of notebook 03's uneven split -- the
+    first ``n mod num_workers`` workers one example more -- labels with their examples, and its bounds;
+    together the workers hold every example once."""
+    X, y = np.arange(n) * 3, np.arange(n) * 3 + 1
+    sizes = _uneven_sizes(n, num_workers)
+    ends = np.cumsum(sizes).tolist()
+    want = list(zip([0] + ends[:-1], ends))
+    parts = [my_shard(X, y, rank, num_workers) for rank in range(num_workers)]
+    got = [tuple(int(b) for b in p[2]) if isinstance(p, tuple) and len(p) == 3 else None for p in parts]
+    if got != want:
+        raise Broken(f'the shards of {n} examples among {num_workers} workers (begin, end)', expected=str(want),
+                     got=str(got), why=(_split_why(n, num_workers, [e - b for b, e in got]) if None not in got else
+                                        'return (X_part, y_part, (begin, end))') or
+                     'shard_bounds(len(X), num_workers)[rank]: the first n mod num_workers workers get one more')
+    for rank, (Xp, yp, (b, e)) in enumerate(parts):
+        if not np.array_equal(np.asarray(Xp), X[b:e]) or not np.array_equal(np.asarray(yp), y[b:e]):
+            raise Broken(f'worker {rank}\'s part of {n} examples among {num_workers}',
+                         expected=f'examples {b}:{e} and their labels', got=f'X {np.asarray(Xp).tolist()}, '
+                                                                           f'y {np.asarray(yp).tolist()}',
+                         why='X[begin:end], y[begin:end]')
+
+
+STEPS_CASES = [dict(n_train=n, num_workers=w, batch_size=b) for n, w, b in (
+    (10, 3, 2), (12000, 2, 64), (100, 3, 10), (7, 8, 1), (64, 1, 64), (63, 1, 64), (1000, 7, 16), (60000, 4, 256))]
+
+
+def law_steps_per_epoch(steps_per_epoch, n_train, num_workers, batch_size):
+    """Notebook 08: the whole batches of the *smallest* shard, ``(n_train // num_workers) // batch_size``:
+    every synchronous worker takes that many steps, so none waits for a step another never takes."""
+    want = (n_train // num_workers) // batch_size
+    got = steps_per_epoch(n_train, num_workers, batch_size)
+    if got != want:
+        largest = -(-n_train // num_workers) // batch_size
+        why = ('that is the largest shard\'s: a worker with a smaller shard would run out of batches, and the '
+               'others would wait forever for its steps; take the smallest shard, n_train // num_workers'
+               if got == largest else
+               'whole batches only: the last, smaller batch is dropped (last_batch=\'discard\')'
+               if got == -(-(n_train // num_workers) // batch_size) else None)
+        raise Broken(f'steps_per_epoch({n_train}, {num_workers}, {batch_size})', expected=str(want), got=repr(got),
+                     why=why)
+
+
+# ====================================================================== large batches (notebook 09)
+
+WARMUP_CASES = [dict(base_lr=b, warmup_steps=w, begin=s) for b, w, s in
+                ((1.6, 12, 0.1), (0.4, 1, 0.1), (0.8, 5, 0.0), (3.2, 40, 0.1), (0.25, 7, 0.05))]
+
+
+def law_warmup_like_mxnet(WarmUp, base_lr, warmup_steps, begin):
+    """Notebook 09: ``WarmUp(base_lr=..., warmup_steps=..., warmup_begin_lr=...)`` is an MXNet
+    ``LRScheduler`` whose rate, update by update, is that of MXNet's ``FactorScheduler`` with the same
+    warm-up and a step it never reaches: the linear ramp, then ``base_lr`` for good."""
+    ours = WarmUp(base_lr=base_lr, warmup_steps=warmup_steps, warmup_begin_lr=begin)
+    if not isinstance(ours, mx.lr_scheduler.LRScheduler):
+        raise Broken('WarmUp must be an MXNet LRScheduler', why='class WarmUp(mx.lr_scheduler.LRScheduler)')
+    theirs = mx.lr_scheduler.FactorScheduler(step=10 ** 9, base_lr=base_lr, warmup_steps=warmup_steps,
+                                             warmup_begin_lr=begin)
+    updates = list(range(3 * warmup_steps + 3)) + [10 ** 6]
+    want, got = [theirs(u) for u in updates], []
+    for u in updates:
+        try:
+            got.append(ours(u))
+        except AssertionError as e:         # MXNet's get_warmup_lr asserts num_update < warmup_steps
+            if isinstance(e, Broken):
+                raise
+            raise Broken(f'WarmUp(...)({u}) failed inside MXNet (base_lr {base_lr}, warmup_steps {warmup_steps})',
+                         expected=f'{theirs(u):.6g}', got='AssertionError from get_warmup_lr',
+                         why='get_warmup_lr serves the warm-up only (it asserts num_update < warmup_steps): after '
+                             f'the warm-up ({warmup_steps} updates) the rate stays at base_lr for good, '
+                             'return self.base_lr')
+    for u, a, b in zip(updates, got, want):
+        if a != b:
+            shown = [u for u in (0, warmup_steps // 2, warmup_steps - 1, warmup_steps, 10 ** 6) if u >= 0]
+            why = (f'after the warm-up ({warmup_steps} updates) the rate stays at base_lr ({base_lr}) for good'
+                   if u >= warmup_steps else
+                   f'during the warm-up the rate is get_warmup_lr(num_update): {begin} rising linearly to '
+                   f'{base_lr} over {warmup_steps} updates')
+            raise Broken(f'the rate at update {u} (base_lr {base_lr}, warmup_steps {warmup_steps}, warmup_begin_lr '
+                         f'{begin})', expected=', '.join(f'update {v}: {theirs(v):.6g}' for v in shown),
+                         got=', '.join(f'update {v}: {ours(v):.6g}' for v in shown) + f' (update {u}: {a!r})',
+                         why=why)
+
+
+RECIPE_CASES = [dict(recipe=r, batch_size=b, warmup_steps=w, base_lr=lr, base_batch=bb)
+                for r in ('fixed', 'linear', 'warmup')
+                for b, w, lr, bb in ((64, 10, 0.1, 64), (128, 10, 0.1, 64), (32, 10, 0.1, 64), (1024, 20, 0.1, 64),
+                                     (4096, 0, 0.1, 64), (512, 7, 0.05, 256), (2048, 1, 0.2, 128))]
+
+
+def law_lr_recipe(lr_recipe, recipe, batch_size, warmup_steps, base_lr, base_batch):
+    """Notebook 09: ``'fixed'`` gives ``{'learning_rate': base_lr}``; ``'linear'`` ``base_lr * batch_size /
+    base_batch``; ``'warmup'`` the same rate and, where it is above ``base_lr`` and ``warmup_steps`` > 0, an
+    ``lr_scheduler`` rising linearly from ``base_lr`` to it over ``warmup_steps`` updates, then staying."""
+    lr = base_lr if recipe == 'fixed' else base_lr * batch_size / base_batch
+    ramp = recipe == 'warmup' and warmup_steps > 0 and lr > base_lr
+    call = f'lr_recipe({recipe!r}, {batch_size}, {warmup_steps}, base_lr={base_lr}, base_batch={base_batch})'
+    got = lr_recipe(recipe, batch_size, warmup_steps, base_lr, base_batch)
+    want_keys = ['learning_rate'] + (['lr_scheduler'] if ramp else [])
+    if not isinstance(got, dict) or sorted(got) != sorted(want_keys):
+        raise Broken(call, expected=f'a dict with {want_keys}', got=repr(got)[:160],
+                     why=('a ramp only where there is something to warm up to: warmup_steps > 0 and a scaled rate '
+                          'above base_lr' if isinstance(got, dict) and 'lr_scheduler' in got and not ramp else
+                          'the warmup recipe adds an lr_scheduler (a WarmUp) beside the learning rate'
+                          if ramp else None))
+    if not np.isclose(got['learning_rate'], lr, rtol=1e-12, atol=0):
+        ratio = got['learning_rate'] / lr
+        why = ('the linear scaling rule multiplies base_lr by batch_size / base_batch' if
+               np.isclose(ratio, (base_batch / batch_size) ** 2) and batch_size != base_batch else
+               f'the fixed recipe keeps base_lr ({base_lr})' if recipe == 'fixed' else None)
+        raise Broken(f'{call}["learning_rate"]', expected=f'{lr:g}', got=f'{got["learning_rate"]!r}', why=why)
+    if ramp:
+        sched = got['lr_scheduler']
+        updates = sorted({0, 1, warmup_steps // 2, warmup_steps - 1, warmup_steps, warmup_steps + 5})
+        want = [base_lr + (lr - base_lr) * u / warmup_steps if u < warmup_steps else lr for u in updates]
+        rates = [sched(u) for u in updates]
+        if not isinstance(sched, mx.lr_scheduler.LRScheduler) or not np.allclose(rates, want, rtol=1e-9, atol=0):
+            raise Broken(f'{call}["lr_scheduler"], update by update',
+                         expected=', '.join(f'{u}: {w:.5g}' for u, w in zip(updates, want)),
+                         got=', '.join(f'{u}: {r:.5g}' for u, r in zip(updates, rates)),
+                         why=('the ramp starts at base_lr: WarmUp(base_lr=lr, warmup_steps=warmup_steps, '
+                              'warmup_begin_lr=base_lr)' if not np.isclose(rates[0], base_lr) else
+                              'an MXNet LRScheduler: notebook 09\'s WarmUp'))
+
+
+def law_lr_recipe_refuses_an_unknown_recipe(lr_recipe, recipe):
+    """Notebook 09: a recipe other than 'fixed', 'linear' and 'warmup' is refused with a ValueError."""
+    if not _refuses(lambda: lr_recipe(recipe, 256, 10), ValueError):
+        raise Broken(f'lr_recipe({recipe!r}, 256, 10) must be refused with a ValueError', got='another outcome',
+                     why='keep the first line: if recipe not in RECIPES: raise ValueError(...)')
+
+
+def _epoch_formula(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth, ceil=True, share=True, ring=True):
+    kf = np.asarray(k, dtype=float)
+    steps = np.ceil(n / np.asarray(batch, dtype=float)) if ceil else n / np.asarray(batch, dtype=float)
+    talk = (2 * (kf - 1) * (alpha + nbytes / kf / bandwidth) if ring else
+            2 * (kf - 1) * (alpha + nbytes / bandwidth))
+    return steps * (overhead + np.asarray(batch) / (kf if share else 1) * per_example + talk)
+
+
+EPOCH_CASES = [dict(k=k, n=n, batch=b, overhead=o, per_example=p, nbytes=nb, alpha=a, bandwidth=bw)
+               for k, n, b, o, p, nb, a, bw in (
+                   (1, 60000, 256, 2e-3, 1e-4, 44e6, 1e-5, 15e9), (2, 60000, 128, 0.0, 1e-4, 44e6, 1e-5, 15e9),
+                   (3, 1000, 96, 1e-3, 5e-5, 1e6, 2e-5, 1e9), (8, 60000, 512, 2e-3, 1e-4, 4.4e7, 1e-5, 1.5e10),
+                   (64, 50000, 4096, 1e-2, 1e-7, 1e9, 1e-3, 1e10), ([1, 2, 4, 8], 60000, [256, 512, 1024, 2048], 0.0,
+                                                                   1e-4, 44e6, 1e-5, 15e9))]
+
+
+def law_epoch_time(epoch_time, k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
+    """Notebook 09: ceil(n / batch) steps, each a fixed overhead, the compute of one device's share
+    (batch / k examples) and a ring allreduce of the gradients, 2 (k-1) (alpha + nbytes / k / bandwidth);
+    for a number of devices or an array of them; no communication at k = 1."""
+    args = (np.asarray(k) if isinstance(k, list) else k, n, np.asarray(batch) if isinstance(batch, list) else batch,
+            overhead, per_example, nbytes, alpha, bandwidth)
+    want = _epoch_formula(*args)
+    got = np.asarray(epoch_time(*args), dtype=float)
+    if got.shape == want.shape and np.allclose(got, want, rtol=1e-9, atol=0):
+        return
+    why = None
+    for kind, alt in (('ceil', dict(ceil=False)), ('share', dict(share=False)), ('ring', dict(ring=False))):
+        if got.shape == want.shape and np.allclose(got, _epoch_formula(*args, **alt), rtol=1e-9, atol=0):
+            why = {'ceil': f'n / batch = {np.asarray(n / np.asarray(batch, dtype=float)).tolist()} is not whole: the '
+                           'last, smaller batch is a step too (np.ceil)',
+                   'share': 'the devices compute in parallel: each takes batch / k examples, not the whole batch',
+                   'ring': 'the gradients go round a ring: each of the 2 (k-1) messages carries nbytes / k '
+                           '(costmodel.cost_ring)'}[kind]
+    raise Broken(f'epoch_time(k={np.asarray(k).tolist()}, n={n}, batch={np.asarray(batch).tolist()}, '
+                 f'overhead={overhead:g}, '
+                 f'per_example={per_example:g}, nbytes={nbytes:g}, alpha={alpha:g}, bandwidth={bandwidth:g})',
+                 expected=str(np.round(want, 6).tolist()), got=str(np.round(got, 6).tolist()), why=why)
+
+
+PUSHPULL_CASES = [dict(nbytes=n, rate=r, alpha=a, compression=c)
+                  for n, r, a in ((4, 1e9, 1e-4), (246_824, 100e6, 2e-4), (10 * 2 ** 20, 100e6, 1e-3),
+                                  (44_000_000, 1e9, 5e-5), (1e9, 25e9, 1e-5))
+                  for c in (False, True)]
+
+
+def _pushpull_formula(nbytes, rate, alpha, compression, pull=False, payload=True, bits=True, two=True):
+    from helpers.scaling import FRAME_PAYLOAD
+    push = nbytes / 16 if compression else nbytes
+    back = nbytes / 16 if compression and pull else nbytes
+    goodput = rate / (8 if bits else 1) * (FRAME_PAYLOAD if payload else 1)
+    return (2 if two else 1) * alpha + (push + back) / goodput
+
+
+def law_pushpull_step(pushpull_step, nbytes, rate, alpha, compression):
+    """Notebook 09: two messages of latency alpha, the push (1/16 of the bytes with 2-bit compression)
+    and the pull (always full float32), at the link's goodput: rate / 8 bytes per second times the
+    payload of a frame, FRAME_PAYLOAD."""
+    want = _pushpull_formula(nbytes, rate, alpha, compression)
+    got = pushpull_step(nbytes, rate, alpha, compression)
+    if np.isclose(got, want, rtol=1e-9, atol=0):
+        return
+    why = None
+    for alt, words in ((dict(pull=True), '2-bit compression shrinks the push only: the server answers the pull '
+                                         'with full float32 values'),
+                       (dict(payload=False), 'a capped link carries FRAME_PAYLOAD (1448 of every 1514) bytes of data '
+                                             'per byte on the wire: goodput = rate / 8 * FRAME_PAYLOAD'),
+                       (dict(bits=False), 'rate is in bits per second: divide by 8 for bytes'),
+                       (dict(two=False), 'two messages, the push and the pull, each pay the latency alpha')):
+        if np.isclose(got, _pushpull_formula(nbytes, rate, alpha, compression, **alt), rtol=1e-9, atol=0):
+            why = words
+    raise Broken(f'pushpull_step({nbytes:g}, rate={rate:g}, alpha={alpha:g}, compression={compression})',
+                 expected=f'{want:.6g} s', got=f'{got!r}', why=why)
+
+
+# ====================================================================== buckets (notebook 10)
+
+PLAN_CASES = [dict(sizes=s, bucket_bytes=b, itemsize=i) for s, b, i in (
+    ([5], 1, 4), ([5], 10 ** 9, 4), ([3, 4], 1, 4), ([3, 4], 12, 4), ([3, 4], 13, 4), ([10, 20, 30, 40], 120, 4),
+    ([10, 20, 30, 40], 10 ** 9, 2), ([2, 2, 2, 2, 2], 16, 4), ([2, 2, 2, 2, 2], 17, 4), ([7, 1, 1, 9, 3, 3], 40, 8),
+    ([50, 1, 50, 1, 50], 60, 2), ([1] * 12, 10, 4), ([6, 5, 4, 3, 2, 1], 13, 1))]
+
+
+def law_plan_buckets(plan_buckets, sizes, bucket_bytes, itemsize):
+    """Notebook 10: every gradient in exactly one bucket, last layer first; in each bucket the slots
+    are contiguous from 0, each as long as its gradient; every bucket but the last closed because its
+    last gradient filled it to ``bucket_bytes`` or more. Hence one bucket per gradient when a gradient
+    alone fills one, and one bucket when ``bucket_bytes`` exceeds them all."""
+    plans = plan_buckets(list(sizes), bucket_bytes, itemsize)
+    call = f'plan_buckets({list(sizes)}, {bucket_bytes}, itemsize={itemsize})'
+    try:
+        got = [[tuple(int(x) for x in slot) for slot in plan] for plan in plans]
+    except (TypeError, ValueError):
+        raise Broken(call, expected='a list of buckets, each a list of (i, begin, end)', got=repr(plans)[:160])
+    want = _plan(sizes, bucket_bytes, itemsize)
+    if got == want:
+        return
+    order = [i for plan in got for i, _, _ in plan]
+    missing = [i for i in range(len(sizes)) if i not in order]
+    why = None
+    if missing:
+        why = (f'{_gradients_words(missing)[:-4]} {"are" if len(missing) > 1 else "is"} in no bucket: '
+               'keep the last bucket too, even when it is not full (`if bucket: buckets.append(bucket)`)')
+    elif sorted(order) != order and order != list(reversed(range(len(sizes)))):
+        why = 'gradients appear twice or out of order'
+    elif order != list(reversed(range(len(sizes)))):
+        why = 'last layer first: the backward pass writes the last layer\'s gradient first (reversed(range(...)))'
+    else:
+        for b, plan in enumerate(got):
+            for (i, begin, end), prev in zip(plan, [None] + plan[:-1]):
+                if begin != (prev[2] if prev else 0) or end - begin != sizes[i]:
+                    why = (f'in bucket {b}, gradient {i} ({sizes[i]} elements) must fill elements '
+                           f'{prev[2] if prev else 0}:{(prev[2] if prev else 0) + sizes[i]}: each slot begins where '
+                           'the last one ended')
+                    break
+            if why:
+                break
+            filled = plan[-1][2] * itemsize
+            if b < len(got) - 1 and filled < bucket_bytes:
+                why = f'bucket {b} closed at {filled} bytes, before it held bucket_bytes ({bucket_bytes})'
+            elif filled - sizes[plan[-1][0]] * itemsize >= bucket_bytes:
+                why = (f'bucket {b} held {filled - sizes[plan[-1][0]] * itemsize} bytes before its last gradient: a '
+                       f'bucket closes as soon as it holds bucket_bytes ({bucket_bytes}) or more')
+            if why:
+                break
+    raise Broken(call, expected=str(want), got=str(got), why=why)
+
+
+def _plan(sizes, bucket_bytes, itemsize):
+    """Notebook 10's plan, written as the law states it."""
+    plans, slots, filled = [], [], 0
+    for i in range(len(sizes) - 1, -1, -1):
+        slots.append((i, filled, filled + sizes[i]))
+        filled += sizes[i]
+        if filled * itemsize >= bucket_bytes:
+            plans.append(slots)
+            slots, filled = [], 0
+    return plans + ([slots] if slots else [])
+
+
+def law_plan_refuses_bad_input(plan_buckets, bad):
+    """Notebook 10: no gradient, a size below 1, a bucket of fewer than 1 byte (ValueError) or sizes
+    that are not a list (TypeError) are refused."""
+    args, error = {'no gradient': (([], 100), ValueError), 'a size of 0': (([3, 0], 100), ValueError),
+                   'a bucket of 0 bytes': (([3], 0), ValueError), 'sizes not a list': ((7, 100), TypeError)}[bad]
+    if not _refuses(lambda: plan_buckets(*args), error):
+        raise Broken(f'plan_buckets{args} must be refused with a {error.__name__}', got='another outcome',
+                     why='keep the guard line `checks.bucket_plan(sizes, bucket_bytes, itemsize)`')
+
+
+def _grads(k, shapes, seed, dtype='float32'):
+    rng = np.random.default_rng(seed)
+    return [[nd.array(rng.standard_normal(s), ctx=c, dtype=dtype) for c in CPU[:k]] for s in shapes]
+
+
+BUCKETED_CASES = sorted([dict(k=k, shapes=s, bucket_bytes=b, dtype=d, seed=10 * k + len(s))
+                         for k, s in ((1, [(3,)]), (2, [(3,), (2, 2)]), (3, [(2, 3), (1,), (5,)]),
+                                      (4, [(4,), (3,), (2,), (1,)]), (5, [(7,), (2, 2, 2)]),
+                                      (8, [(3,), (9,), (1,), (2, 5)]))
+                         for b in (1, 20, 10 ** 9) for d in ('float32', 'float64')],
+                        key=lambda c: (c['k'], len(c['shapes']), c['bucket_bytes']))
+
+
+def _shapes_words(shapes):
+    return ', '.join(str(tuple(s)) for s in shapes)
+
+
+def law_bucketed_like_unbucketed(allreduce_bucketed, k, shapes, bucket_bytes, dtype, seed):
+    """Notebook 10: in place, every gradient ends with the bits of its own allreduce (``allreduce_naive``
+    adds the devices in one order for every element, bucketed or not), keeps its device, shape and
+    dtype; one ``allreduce`` per bucket of ``plan_buckets``, each of the bucket's size; returns grads."""
+    from helpers.buckets import plan_buckets as lesson_plan
+    from helpers.comm import allreduce_naive
+    grads = _grads(k, shapes, seed, dtype)
+    given = [list(g) for g in grads]
+    own = [[a.asnumpy() for a in g] for g in grads]
+    reference = [[a.copy() for a in g] for g in grads]
+    for g in reference:
+        allreduce_naive(g)
+    buckets = [p[-1][2] for p in lesson_plan([int(np.prod(s)) for s in shapes], bucket_bytes, np.dtype(dtype).itemsize)]
+    calls = []
+
+    def counting(arrays, *args, **kwargs):
+        calls.append(int(arrays[0].size))
+        return allreduce_naive(arrays, *args, **kwargs)
+    out = allreduce_bucketed(grads, bucket_bytes, allreduce=counting)
+    case = (f'{k} device{"s" * (k > 1)}, gradients of shapes {_shapes_words(shapes)}, {dtype}, '
+            f'bucket_bytes {bucket_bytes}')
+    if out is not grads:
+        raise Broken('allreduce_bucketed works in place and returns grads', why='end with `return grads`')
+    unsummed = []
+    for i, (g, ref, mine, before) in enumerate(zip(grads, reference, own, given)):
+        for d, (a, r, m, b) in enumerate(zip(g, ref, mine, before)):
+            if a is not b or a.context != CPU[d] or a.shape != tuple(shapes[i]) or np.dtype(a.dtype) != np.dtype(dtype):
+                raise Broken(f'gradient {i} on device {d} must stay the same array, on {CPU[d]}, shape '
+                             f'{tuple(shapes[i])}, {dtype}', got=f'{a.context}, shape {a.shape}, {np.dtype(a.dtype)}',
+                             why='copy the sums back into the gradients (copyto), do not replace them')
+            if not np.array_equal(a.asnumpy(), r.asnumpy()):
+                if k > 1 and np.array_equal(a.asnumpy(), m):
+                    unsummed.append(i)
+                    break
+                raise Broken(f'gradient {i} on device {d} ({case})', expected=_fmt(r.asnumpy()) + ' (its allreduce)',
+                             got=_fmt(a.asnumpy()),
+                             why='unpack each sum from its slot: flat[begin:end].reshape(shape) of the plan')
+    last = ('the last bucket is missing: sum every bucket of plan_buckets, the last one too, even when it is not '
+            'full' if len(calls) < len(buckets) and calls == buckets[:len(calls)] else None)
+    if unsummed:
+        raise Broken(f'{_gradients_words(unsummed)} never summed ({case})',
+                     expected=f'allreduces of {buckets} elements (the buckets of plan_buckets)',
+                     got=f'allreduces of {calls} elements',
+                     why=last or 'every gradient goes into a bucket, and every bucket is summed')
+    if calls != buckets:
+        raise Broken(f'one allreduce per bucket ({case})', expected=f'allreduces of {buckets} elements',
+                     got=f'allreduces of {calls} elements',
+                     why=last or 'pack each bucket of plan_buckets(sizes, bucket_bytes, itemsize) into one flat array '
+                                 'per device, then one allreduce(flats) (the allreduce argument)')
+
+
+def _gradients_words(indices):
+    """``'gradient 0 was'``, ``'gradients 0, 1 were'``."""
+    if len(indices) == 1:
+        return f'gradient {indices[0]} was'
+    return f'gradients {", ".join(map(str, indices))} were'
+
+
+def law_bucketed_refuses_bad_input(allreduce_bucketed, bad):
+    """Notebook 10: a bucket size that is not a whole number >= 1, no gradient, something else than a
+    list, mixed dtypes, shapes or devices are refused before any work, every gradient untouched."""
+    grads = _grads(2, [(3,), (4,)], 0)
+    args, error = {
+        'bucket_bytes 0': ((grads, 0), ValueError), 'bucket_bytes -5': ((grads, -5), ValueError),
+        'bucket_bytes 2.5': ((grads, 2.5), TypeError), 'bucket_bytes True': ((grads, True), TypeError),
+        'no gradient': (([], 100), ValueError), 'an array, not a list': ((grads[0][0], 100), TypeError),
+        'mixed dtypes': ((grads + _grads(2, [(2,)], 0, 'float64'), 100), TypeError),
+        'one gradient of two shapes': (([grads[0], [grads[1][0], nd.ones(5, ctx=CPU[1])]], 100), ValueError),
+        'devices in another order': (([grads[0], grads[1][::-1]], 100), ValueError)}[bad]
+    before = [[a.asnumpy() for a in g] for g in grads]
+    if not _refuses(lambda: allreduce_bucketed(*args), error):
+        raise Broken(f'{bad} must be refused with a {error.__name__}', got='another outcome',
+                     why='keep the guard line `itemsize = checks.buckets(grads, bucket_bytes)` first')
+    if any(not np.array_equal(a.asnumpy(), b) for g, bs in zip(grads, before) for a, b in zip(g, bs)):
+        raise Broken(f'{bad}: a gradient changed before the call was refused', why='check before any work')
+
+
+def _small_net(devices, seed=0):
+    """A small Gluon net with a BatchNorm (whose running statistics have no gradient), on ``devices``;
+    returns it and its parameters that have gradients, in layer order."""
+    net = gluon.nn.Sequential()
+    net.add(gluon.nn.Conv2D(3, 3, in_channels=1), gluon.nn.BatchNorm(in_channels=3), gluon.nn.Activation('relu'),
+            gluon.nn.Dense(4, in_units=3 * 4 * 4))
+    mx.random.seed(seed)
+    net.initialize(mx.init.Normal(0.1), ctx=devices)
+    return net, [p for p in net.collect_params().values() if p.grad_req != 'null']
+
+
+def _small_losses(net, devices, seed=1):
+    X = nd.array(np.random.default_rng(seed).standard_normal((2 * len(devices), 1, 6, 6)))
+    with autograd.record():
+        return [net(X[2 * i:2 * i + 2].as_in_context(d)).sum() for i, d in enumerate(devices)]
+
+
+def _small_grads(k, summed):
+    """Every gradient of the small net after backward on k devices: each device's own, or summed."""
+    from helpers.comm import allreduce_naive
+    net, params = _small_net(CPU[:k])
+    for l in _small_losses(net, CPU[:k]):
+        l.backward()
+    if summed:
+        for p in reversed(params):
+            allreduce_naive(p.list_grad())
+    return [[g.asnumpy() for g in p.list_grad()] for p in params]
+
+
+BACKWARD_CASES = [dict(k=k, wait=w, groups=g) for k in (1, 2, 3) for w in (True, False)
+                  for g in ('gradients', 'buckets')]
+
+
+def law_backward_and_send(backward_and_send, k, wait, groups):
+    """Notebook 10: backward on every device, then one ``allreduce`` per group, in the order given
+    (a gradient or a bucket of views, one array per device), waiting first or not: every gradient
+    ends with its allreduce's bits."""
+    from helpers.buckets import bucket_gradients
+    from helpers.comm import allreduce_naive
+    net, params = _small_net(CPU[:k])
+    given = ([p.list_grad() for p in reversed(params)] if groups == 'gradients' else bucket_gradients(params, 100))
+    calls = []
+
+    def recording(arrays, *args, **kwargs):
+        calls.append(arrays)
+        return allreduce_naive(arrays, *args, **kwargs)
+    backward_and_send(_small_losses(net, CPU[:k]), given, wait=wait, allreduce=recording)
+    case = f'{k} device{"s" * (k > 1)}, {len(given)} {groups}, wait={wait}'
+    if len(calls) != len(given) or any(a is not b for a, b in zip(calls, given)):
+        order = [next((j for j, g in enumerate(given) if g is c), '?') for c in calls]
+        raise Broken(f'one allreduce per group, in the order given ({case})',
+                     expected=f'allreduce of groups {list(range(len(given)))}', got=f'allreduce of groups {order}',
+                     why='for arrays in groups: allreduce(arrays) (the allreduce argument)')
+    want, own = _small_grads(k, summed=True), _small_grads(k, summed=False)
+    for i, (p, w, o) in enumerate(zip(params, want, own)):
+        got = [g.asnumpy() for g in p.list_grad()]
+        if any(not np.array_equal(a, b) for a, b in zip(got, w)):
+            why = ('each device holds its own gradient, not the sum: the allreduces ran before the backward pass '
+                   'wrote the gradients (backward first, then allreduce)' if k > 1 and
+                   all(np.array_equal(a, b) for a, b in zip(got, o)) else
+                   'backward every device\'s loss (for l in losses: l.backward())')
+            raise Broken(f'{p.name}\'s gradient after backward_and_send ({case})', expected=_fmt(w[0]) + ' everywhere',
+                         got=_devices_words(got), why=why)
+
+
+BUCKET_VIEW_CASES = [dict(k=k, bucket_bytes=b) for k in (1, 2, 3) for b in (1, 100, 10 ** 9)]
+
+
+def law_bucket_views(bucket_gradients, k, bucket_bytes):
+    """Notebook 10: one flat bucket per plan of ``plan_buckets``, last layer first, one array per
+    device (``[bucket][device]``, the parameters' dtype); afterwards backward writes every gradient
+    straight into its slot of its bucket, and Gluon's ``list_grad()`` and autograd's ``.grad`` are
+    those views, with the values of ordinary gradient buffers."""
+    from helpers.buckets import plan_buckets as lesson_plan
+    net, params = _small_net(CPU[:k])
+    want = _small_grads(k, summed=False)
+    buckets = bucket_gradients(params, bucket_bytes)
+    plans = lesson_plan([p.list_data()[0].size for p in params], bucket_bytes, 4)
+    case = f'{k} device{"s" * (k > 1)}, bucket_bytes {bucket_bytes}'
+    shape = [[(b.size, b.context) if isinstance(b, nd.NDArray) else None for b in flats] for flats in buckets] \
+        if isinstance(buckets, (list, tuple)) else None
+    expected = [[(plan[-1][2], d) for d in CPU[:k]] for plan in plans]
+    if shape != expected:
+        raise Broken(f'the buckets ({case}): one flat array per device for each bucket of plan_buckets',
+                     expected=str([[f'{n} elements on {d}' for n, d in flats] for flats in expected]),
+                     got=str([[f'{b[0]} elements on {b[1]}' if b else '?' for b in flats] for flats in shape])
+                     if shape else repr(buckets)[:160],
+                     why='for each plan: nd.zeros(plan[-1][2], ctx=..., dtype=...) per device, in the plan\'s order')
+    for flats in buckets:
+        for f in flats:
+            f[:] = np.nan                         # backward must overwrite every slot
+    for l in _small_losses(net, CPU[:k]):
+        l.backward()
+    nd.waitall()
+    for plan, flats in zip(plans, buckets):
+        for i, begin, end in plan:
+            for d, f in enumerate(flats):
+                slot = f[begin:end].asnumpy()
+                if not np.array_equal(slot, want[i][d].reshape(-1)):
+                    untouched = np.isnan(slot).all()
+                    raise Broken(f'{params[i].name}\'s slot {begin}:{end} in its bucket on device {d} after backward '
+                                 f'({case})', expected=_fmt(want[i][d]), got=_fmt(slot),
+                                 why=('backward did not write into the bucket: make the views autograd\'s gradient '
+                                      'buffers too, autograd.mark_variables(params[i].list_data(), views)'
+                                      if untouched else 'gradient i fills elements begin:end of its bucket'))
+    for p, w in zip(params, want):
+        for d, (g, data) in enumerate(zip(p.list_grad(), p.list_data())):
+            if not np.array_equal(g.asnumpy(), w[d]) or not np.array_equal(data.grad.asnumpy(), w[d]):
+                raise Broken(f'{p.name}\'s gradient on device {d} ({case})', expected=_fmt(w[d]),
+                             got=f'list_grad(): {_fmt(g.asnumpy())}, .grad: {_fmt(data.grad.asnumpy())}',
+                             why='give Gluon the views too: params[i]._grad = views')
+
+
+# ====================================================================== the sharded optimizer (notebook 11)
+
+SHARDED_CASES = [dict(k=k, n=n) for k, n in ((1, 3), (2, 5), (3, 7), (4, 9))]
+
+
+def _sharded_setup(k, n, seed=0):
+    from helpers.models import init_lenet_params
+    from helpers.sharding import adam_updaters, make_replicas
+    params = init_lenet_params(seed)
+    return make_replicas(params, CPU[:k]), adam_updaters(CPU[:k], 1e-3, n)
+
+
+def law_sharded_step_is_the_replicated_one(train_batch_sharded, k, n, steps=2):
+    """Notebook 11: two sharded steps give, bit for bit on every device, the weights of the replicated
+    step summed by the ring (reduce-scatter and all-gather are its two halves; Adam is elementwise), and
+    return every device's loss sum."""
+    from helpers.comm import allreduce_ring, owner_chunk
+    from helpers.sharding import train_batch_replicated
+    from helpers.split import shard_bounds
+    ours, ours_u = _sharded_setup(k, n)
+    ref, ref_u = _sharded_setup(k, n)
+    Xn, yn = tiny_data(steps * n, 6)
+    for s in range(steps):
+        X, y = nd.array(Xn[s * n:(s + 1) * n]), nd.array(yn[s * n:(s + 1) * n], dtype='int32')
+        losses = train_batch_sharded(X, y, ours, CPU[:k], ours_u)
+        train_batch_replicated(X, y, ref, CPU[:k], ref_u, sum_grads=allreduce_ring)
+        if not isinstance(losses, (list, tuple)) or len(losses) != k:
+            raise Broken('the step returns one loss sum per device', got=repr(losses)[:120],
+                         why='return the losses of forward_backward')
+    want = ref[0].weights.asnumpy()
+    chunks = shard_bounds(want.size, k)
+    for i, r in enumerate(ours):
+        got = r.weights.asnumpy()
+        if not np.array_equal(got, want):
+            bad = [c for c, (b, e) in enumerate(chunks) if not np.array_equal(got[b:e], want[b:e])]
+            raise Broken(f'device {i}\'s weights after {steps} sharded steps differ from the replicated step\'s',
+                         expected=f'the replicated step\'s weights, bit for bit (chunk {bad[0]}: '
+                                  f'{_fmt(want[slice(*chunks[bad[0]])])})',
+                         got=f'chunk{"s" * (len(bad) > 1)} {bad} differ{"s" * (len(bad) == 1)} '
+                             f'(chunk {bad[0]}: {_fmt(got[slice(*chunks[bad[0]])])})',
+                         why='after the reduce-scatter device i holds the finished sum of chunk owner_chunk(i, k) only '
+                             f'(here device 0: chunk {owner_chunk(0, k)}); it updates that chunk, with that summed '
+                             'gradient, and the all-gather then sends the updated weights to every device')
+
+
+def law_sharded_state_is_one_chunk(train_batch_sharded, k, n):
+    """Notebook 11: after a sharded step each device's optimizer holds state (Adam: mean and variance)
+    for its own chunk only, ``owner_chunk(i, k)`` of the flat weights -- 1/k of the replicated state."""
+    from helpers.comm import owner_chunk
+    from helpers.sharding import state_elements
+    from helpers.split import shard_bounds
+    reps, updaters = _sharded_setup(k, n)
+    Xn, yn = tiny_data(n, 7)
+    train_batch_sharded(nd.array(Xn), nd.array(yn, dtype='int32'), reps, CPU[:k], updaters)
+    size = reps[0].weights.size
+    chunks = shard_bounds(size, k)
+    want = [2 * (chunks[owner_chunk(i, k)][1] - chunks[owner_chunk(i, k)][0]) for i in range(k)]
+    got = state_elements(updaters)
+    if got != want:
+        i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+        why = (f'device {i} updated all {size} weights: update only its own chunk, '
+               f'update(0, r.grads[b:e], r.weights[b:e]) with (b, e) = chunks[owner_chunk(i, k)]'
+               if got[i] == 2 * size else
+               'each device updates chunk owner_chunk(i, k), the one the reduce-scatter finished on it')
+        raise Broken(f'elements of Adam state per device after one step on {k} devices', expected=str(want),
+                     got=str(got), why=why)
+
+
+def law_sharded_bytes_are_one_ring_allreduce(train_batch_sharded, k, n=4):
+    """Notebook 11: every transfer of the sharded step goes through ``send``, and each device sends
+    and receives the bytes of one ring allreduce of the flat weights: a reduce-scatter and an all-gather."""
+    from helpers.comm import CommStats
+    from helpers.costmodel import ring_bytes_per_device
+    reps, updaters = _sharded_setup(k, n)
+    Xn, yn = tiny_data(n, 8)
+    stats = CommStats()
+    train_batch_sharded(nd.array(Xn), nd.array(yn, dtype='int32'), reps, CPU[:k], updaters, send=stats.send)
+    size = reps[0].weights.size
+    want = ring_bytes_per_device(k, size, 4) if k > 1 else [0]
+    got = stats.per_device(CPU[:k])
+    if got != want:
+        why = ('no byte went through send: pass send on to reduce_scatter and all_gather' if not any(got) else
+               f'each device sent {got[0] / want[0]:.3g} times the ring\'s bytes: a reduce-scatter of the gradients '
+               'and an all-gather of the weights, nothing more' if want[0] else None)
+        raise Broken(f'bytes sent by each device in one sharded step of {size} float32 weights on {k} devices',
+                     expected=str(want), got=str(got), why=why)
+
+
+# ---------------------------------------------------------------------- notebook 11: one flat array per replica
+
+FLAT_CASES = [dict(shapes=s, device=d) for s, d in (([(3,)], 0), ([(2, 3), (4,)], 1), ([(2, 2, 2), (1,), (3, 1)], 2),
+                                                    ([(6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,)], 3))]
+
+
+def _params(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [nd.array(rng.standard_normal(s)) for s in shapes]
+
+
+def law_views_of(views_of, shapes, device):
+    """Notebook 11: one view per parameter, each of the parameter's shape, holding the next elements of
+    the flat array in order, and sharing its memory: what is written into the flat array is seen
+    through the views."""
+    params = _params(shapes)
+    n = sum(p.size for p in params)
+    flat = nd.arange(n, ctx=CPU[device])
+    views = views_of(flat, params)
+    got = [tuple(v.shape) for v in views] if isinstance(views, (list, tuple)) else None
+    if got != [tuple(s) for s in shapes]:
+        raise Broken(f'views_of(a flat array of {n}, parameters of shapes {shapes})', expected=str(shapes),
+                     got=str(got) if got is not None else repr(views)[:120])
+    begin = 0
+    for v, s in zip(views, shapes):
+        size = int(np.prod(s))
+        if not np.array_equal(v.asnumpy().reshape(-1), np.arange(begin, begin + size)):
+            raise Broken(f'the view of shape {s} holds elements {begin}:{begin + size} of the flat array',
+                         expected=_fmt(np.arange(begin, begin + size)), got=_fmt(v.asnumpy()),
+                         why='each view starts where the last one ended: flat[e - p.size:e] with e the running sum')
+        begin += size
+    flat[:] = -1
+    if any((v.asnumpy() != -1).any() for v in views):
+        raise Broken('the views must share the flat array\'s memory: a write into it is not seen through them',
+                     why='a slice and a reshape share memory (flat[b:e].reshape(shape)); a copy does not')
+
+
+def law_flat_replica(flat_replica, shapes, device):
+    """Notebook 11: a copy of the parameters on the device as ONE flat array (their elements, in order),
+    and the parameters as views of it; the originals stay apart."""
+    params = _params(shapes, 1)
+    flat, views = flat_replica(params, CPU[device])
+    want = np.concatenate([p.asnumpy().reshape(-1) for p in params])
+    if not isinstance(flat, nd.NDArray) or flat.shape != want.shape or flat.context != CPU[device]:
+        raise Broken('the flat replica is one 1-D array of every element, on the device',
+                     expected=f'shape {want.shape} on {CPU[device]}',
+                     got=f'shape {flat.shape} on {flat.context}' if isinstance(flat, nd.NDArray) else repr(flat)[:80],
+                     why='nd.concat of every parameter reshaped to 1-D, then copyto(device)')
+    if not np.array_equal(flat.asnumpy(), want):
+        raise Broken('the flat replica holds every parameter\'s elements, in order', expected=_fmt(want),
+                     got=_fmt(flat.asnumpy()))
+    if [tuple(v.shape) for v in views] != [tuple(s) for s in shapes] or \
+            any(not np.array_equal(v.asnumpy(), p.asnumpy()) for v, p in zip(views, params)):
+        raise Broken('the views have the parameters\' shapes and values', why='views_of(flat, params)')
+    flat[:] = 7
+    if any((v.asnumpy() != 7).any() for v in views):
+        raise Broken('the views must share the flat array\'s memory', why='views_of(flat, params), not copies')
+    if any((p.asnumpy() == 7).all() for p in params):
+        raise Broken('writing the replica changed the original parameters: it must be a copy',
+                     why='.copyto(device) makes the copy')
+
+
+def law_attach_flat_grad(attach_flat_grad, shapes, device):
+    """Notebook 11: a flat gradient of the flat weights' shape, zeros, on their device; after backward
+    through the views, each parameter's gradient sits in its slot of it."""
+    from helpers.sharding import flat_replica
+    params = _params(shapes, 2)
+    flat, views = flat_replica(params, CPU[device])
+    grad = attach_flat_grad(flat, views)
+    if not isinstance(grad, nd.NDArray) or grad.shape != flat.shape or grad.context != flat.context or \
+            grad.asnumpy().any():
+        raise Broken('the flat gradient: zeros of the flat weights\' shape, on their device',
+                     expected=f'{flat.size} zeros on {flat.context}', why='nd.zeros_like(flat)',
+                     got=(f'shape {grad.shape} on {grad.context}, sum {float(grad.asnumpy().sum()):g}'
+                          if isinstance(grad, nd.NDArray) else repr(grad)[:80]))
+    with autograd.record():
+        total = sum((v * (i + 1)).sum() for i, v in enumerate(views))
+    try:
+        total.backward()
+    except mx.base.MXNetError:
+        raise Broken('backward through the views failed: autograd knows no gradient buffer for them',
+                     got=_message(sys.exc_info()[1])[:120],
+                     why='make views of the flat gradient autograd\'s gradient buffers: '
+                         'autograd.mark_variables(views, views_of(grad, views))') from None
+    want = np.concatenate([np.full(int(np.prod(s)), i + 1.0) for i, s in enumerate(shapes)])
+    if not np.array_equal(grad.asnumpy(), want):
+        raise Broken('after backward of sum(view_i * (i + 1)), the flat gradient holds i + 1 in parameter i\'s slot',
+                     expected=_fmt(want), got=_fmt(grad.asnumpy()),
+                     why=('backward did not write into the flat gradient: make views of it autograd\'s gradient '
+                          'buffers, autograd.mark_variables(views, views_of(grad, views))'
+                          if not grad.asnumpy().any() else 'views_of(grad, views): the same slots as the weights'))
+
+
+def law_forward_backward(forward_backward, k, n, seed=0):
+    """Notebook 11: split the batch, forward (the ``forward`` given) and backward on every device: each
+    replica's gradient buffers hold the gradient of its own shard's summed loss; it returns each
+    device's loss sum, on that device."""
+    from helpers.models import init_lenet_params, lenet_scratch, replicate_params
+    from helpers.split import split_batch
+    from helpers.train import loss
+    params = init_lenet_params(seed)
+    Xn, yn = tiny_data(n, 11)
+    X, y = nd.array(Xn), nd.array(yn, dtype='int32')
+    reps = [replicate_params(params, d) for d in CPU[:k]]
+    calls = []
+
+    def forward(Xs, ps):
+        calls.append(Xs.context)
+        return lenet_scratch(Xs, ps)
+    sums = forward_backward(X, y, reps, CPU[:k], forward=forward)
+    if sorted(calls, key=str) != sorted(CPU[:k], key=str):
+        raise Broken('the forward given runs once per device, on its shard', expected=str(CPU[:k]), got=str(calls),
+                     why='call forward(Xs, ps) (the forward argument), not lenet_scratch itself')
+    for d, (Xs, ys) in enumerate(zip(*split_batch(X, y, CPU[:k]))):
+        ws = [p.copy() for p in reps[d]]
+        for w, p in zip(ws, params):
+            w[:] = p.as_in_context(w.context)
+            w.attach_grad()
+        with autograd.record():
+            total = loss(lenet_scratch(Xs, ws), ys).sum()
+        total.backward()
+        for j, (p, w) in enumerate(zip(reps[d], ws)):
+            if not np.allclose(p.grad.asnumpy(), w.grad.asnumpy(), rtol=1e-5, atol=1e-6):
+                raise Broken(f'device {d}\'s gradient of parameter {j}', expected=_fmt(w.grad.asnumpy()),
+                             got=_fmt(p.grad.asnumpy()),
+                             why='forward under autograd.record() on each shard, then l.backward() for every loss')
+        got = sums[d] if isinstance(sums, (list, tuple)) and len(sums) == k else None
+        if got is None or got.context != CPU[d] or not np.isclose(got.asscalar(), total.asscalar(), rtol=1e-5):
+            raise Broken(f'device {d}\'s loss sum, on that device', expected=f'{total.asscalar():.6f} on {CPU[d]}',
+                         got=repr(sums)[:120] if got is None else f'{got.asscalar():.6f} on {got.context}',
+                         why='return [l.sum() for l in ls]')
+
+
+REPLICATED_CASES = [dict(k=k, n=n) for k, n in ((1, 2), (2, 4), (3, 8))]      # batches of 2**j examples
+
+
+def law_replicated_step_is_notebook_05s(train_batch_replicated, k, n, lr=0.125):
+    """Notebook 11: with SGD updaters dividing by the batch (of 2**j examples: MXNet's optimizer
+    operators take ``rescale_grad`` as float32, src/operator/optimizer_op-inl.h, exact for a power of
+    two), the replicated step on flat replicas is notebook 05's step (float64, to 1e-12), every replica
+    identical to the last bit; the ``sum_grads``
+    and ``send`` it is given do the summing: one ring allreduce's bytes with ``allreduce_ring``."""
+    from helpers.comm import CommStats, allreduce_ring
+    from helpers.costmodel import ring_bytes_per_device
+    from helpers.models import init_lenet_params, replicate_params
+    from helpers.sharding import make_replicas
+    from helpers.train import train_batch_scratch
+    params = [p.astype('float64') for p in init_lenet_params(0)]
+    Xn, yn = tiny_data(n, 12)
+    X, y = nd.array(Xn, dtype='float64'), nd.array(yn, dtype='int32')
+    reps = make_replicas(params, CPU[:k])
+    updaters = [mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=lr, rescale_grad=1 / n)) for _ in range(k)]
+    stats = CommStats()
+    train_batch_replicated(X, y, reps, CPU[:k], updaters, sum_grads=allreduce_ring, send=stats.send)
+    scratch = [replicate_params(params, d) for d in CPU[:k]]
+    train_batch_scratch(X, y, scratch, CPU[:k], lr)
+    want = np.concatenate([p.asnumpy().ravel() for p in scratch[0]])
+    for i, r in enumerate(reps):
+        gap = float(np.abs(r.weights.asnumpy() - want).max())
+        if gap > 1e-12:
+            raise Broken(f'replica {i}\'s weights after one step differ from notebook 05\'s step by {gap:.3g}',
+                         expected=_fmt(want[-10:]) + ' (the last 10)', got=_fmt(r.weights.asnumpy()[-10:]),
+                         why='forward_backward, then sum_grads(all replicas\' flat gradients, send), then every '
+                             'device updates all its weights: update(0, r.grads, r.weights)')
+    size = reps[0].weights.size
+    ring = ring_bytes_per_device(k, size, 8) if k > 1 else [0]
+    if stats.per_device(CPU[:k]) != ring:
+        raise Broken(f'with sum_grads=allreduce_ring, the bytes each device sends ({k} devices, {size} float64)',
+                     expected=str(ring), got=str(stats.per_device(CPU[:k])),
+                     why='sum with the sum_grads given, passing send on: sum_grads([r.grads ...], send)')
+
+
+# ====================================================================== precision and accumulation (notebook 12)
+
+FP16_CASES = sorted([dict(k=k, n=n, seed=7 * k + n) for k in range(1, 9) for n in (1, k + 1, 37)],
+                    key=lambda c: (c['n'], c['k']))
+
+
+def law_fp16_sums(allreduce_fp16, k, n, seed):
+    """Notebook 12: in place, every device ends with the sum of the float16-rounded inputs (added up in
+    float16: to k float16 roundings), identical bits on every device, in the arrays' own dtype."""
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(k)]
+    grads = [nd.array(x, ctx=c) for x, c in zip(xs, CPU)]
+    given = list(grads)
+    if allreduce_fp16(grads) is not grads:
+        raise Broken('allreduce_fp16 works in place and returns grads', why='end with `return grads`')
+    exact = np.sum([x.astype(np.float16) for x in xs], axis=0, dtype=np.float64)
+    values = [g.asnumpy() for g in grads]
+    for i, (g, c) in enumerate(zip(grads, CPU)):
+        if g is not given[i] or g.context != c or np.dtype(g.dtype) != np.float32:
+            raise Broken(f'gradient {i} must stay the same float32 array on {c}',
+                         got=f'{np.dtype(g.dtype)} on {g.context}',
+                         why='cast the sums back and copy them into the gradients: h.astype(g.dtype).copyto(g)')
+    if k > 1 and all(np.array_equal(v, x) for v, x in zip(values, xs)):
+        raise Broken(f'nothing was summed ({k} devices, {n} element{"s" * (n > 1)})', expected=_fmt(exact),
+                     got=_devices_words(values),
+                     why='astype makes a copy: allreduce the float16 copies, then copy the sums back into grads')
+    if not np.allclose(values[0], exact, rtol=k * 2e-3, atol=k * 2e-3):
+        raise Broken(f'device 0 does not hold the sum ({k} devices, {n} element{"s" * (n > 1)})',
+                     expected=f'{_fmt(exact)} (to float16 rounding; the inputs: {_devices_words(xs)})',
+                     got=_fmt(values[0]))
+    if any(not np.array_equal(v, values[0]) for v in values):
+        raise Broken('the devices hold different bits', expected='identical bits on every device',
+                     got=_devices_words(values), why='one allreduce of the float16 copies, then the same cast back')
+
+
+def _allreduce_bytes(k, shapes, dtype):
+    """``{algorithm: (bytes sent per device, messages)}`` of one allreduce per array of ``shapes`` on k
+    devices, for notebook 04's algorithms (the ring only where every array has k elements or more)."""
+    from helpers import comm
+    found = {}
+    for name in ('allreduce', 'allreduce_naive', 'allreduce_ring'):
+        if name == 'allreduce_ring' and min(int(np.prod(s)) for s in shapes) < k:
+            continue
+        stats = comm.CommStats()
+        for shape in shapes:
+            getattr(comm, name)([nd.zeros(shape, ctx=d, dtype=dtype) for d in CPU[:k]], send=stats.send)
+        found[name] = (stats.per_device(CPU[:k]), stats.messages)
+    return found
+
+
+def law_fp16_bytes_are_half(allreduce_fp16, k, n):
+    """Notebook 12: every transfer goes through ``send``, and each device sends exactly half the bytes
+    of the same allreduce of the float32 arrays (notebook 04's ``allreduce``, or its naive or ring
+    algorithm), in the same number of messages."""
+    from helpers.comm import CommStats
+    half = CommStats()
+    allreduce_fp16([nd.ones(n, ctx=c) for c in CPU[:k]], send=half.send)
+    got = half.per_device(CPU[:k])
+    full = _allreduce_bytes(k, [(n,)], 'float32')
+    if any(got == [b // 2 for b in sent] and half.messages == messages for sent, messages in full.values()):
+        return
+    want, messages = full['allreduce']
+    why = ('no byte went through send: pass send on to allreduce' if not any(got) and any(want) else
+           'the arrays travelled as float32: cast to float16 before the allreduce'
+           if any(got == sent for sent, _ in full.values()) else None)
+    raise Broken(f'bytes sent by each device, {n} float32 elements on {k} devices',
+                 expected=f'{[b // 2 for b in want]} (half of allreduce\'s {want}), {messages} messages',
+                 got=f'{got}, {half.messages} messages', why=why)
+
+
+FP16_BYTES_CASES = [dict(k=k, n=n) for k in range(1, 9) for n in (k, 1001)]
+
+SCALE_CASES = [dict(updates=u, interval=i, scale=s) for u, i, s in (
+    ([False], 2000, 1024.0), ([True], 2000, 1024.0), ([True, True, True], 3, 8.0), ([True, True, True, True], 2, 1.0),
+    ([True, False, True, True], 2, 2.0 ** 16), ([True, True, False, True, True, True], 3, 4.0),
+    ([False, False, False], 5, 2.0 ** 24), ([True] * 7 + [False] + [True] * 3, 4, 0.5))]
+
+
+def _scale_rule(updates, interval, scale):
+    """Notebook 12's dynamic loss scale, step by step: ``[(scale, good steps)]`` after each step."""
+    good, out = 0, []
+    for updated in updates:
+        if not updated:
+            scale, good = scale / 2, 0
+        else:
+            good += 1
+            scale, good = (scale * 2, 0) if good == interval else (scale, good)
+        out.append((scale, good))
+    return out
+
+
+def law_next_scale(next_scale, updates, interval, scale):
+    """Notebook 12: after a step that overflowed (``updated`` False) the scale halves and the count of
+    good steps starts again from 0; after ``growth_interval`` good steps in a row it doubles (count 0);
+    otherwise it stays and the count grows by one. The default interval is 2000."""
+    want, s, good, history = _scale_rule(updates, interval, scale), scale, 0, []
+    for step, updated in enumerate(updates):
+        got = tuple(next_scale(s, updated, good, interval))
+        history.append(f'{"good" if updated else "overflow"} -> {got}')
+        if got != want[step]:
+            why = ('after an overflow the count of good steps starts again from 0' if not updated and got[0] == s / 2
+                   else 'an overflow halves the scale (and the step is skipped)' if not updated else
+                   f'double the scale after growth_interval ({interval}) good steps in a row, and start counting '
+                   'again from 0' if want[step][0] != s else
+                   'a good step keeps the scale and counts one more good step')
+            raise Broken(f'next_scale from scale {scale:g}, growth_interval {interval}',
+                         expected='; '.join(f'{"good" if u else "overflow"} -> {w}'
+                                            for u, w in zip(updates[:step + 1], want)),
+                         got='; '.join(history), why=why)
+        s, good = got
+    default = (tuple(next_scale(64.0, True, 1998)), tuple(next_scale(64.0, True, 1999)))
+    if default != ((64.0, 1999), (128.0, 0)):
+        raise Broken('the default growth_interval is 2000 (MXNet\'s and PyTorch\'s)',
+                     expected='next_scale(64, True, 1998) == (64, 1999), next_scale(64, True, 1999) == (128, 0)',
+                     got=f'{default[0]}, {default[1]}')
+
+
+# LeNet's float16 gradients overflow at a loss scale of 2**40, and not at 2**8
+FP16_STEP_CASES = [dict(k=k, n=n, scale=s, overflows=s > 2 ** 20) for k, n in ((1, 5), (2, 9), (3, 10))
+                   for s in (2.0 ** 40, 2.0 ** 8)]
+
+
+def law_fp16_step(train_batch_fp16, k, n, scale, overflows, lr=0.1):
+    """Notebook 12: a loss-scaled step whose float16 gradients overflow returns False and leaves every
+    weight alone; otherwise it returns True and takes notebook 05's step (float32 on the wire) to
+    float16 rounding (1e-4), the replicas identical to the last bit."""
+    from helpers.models import init_lenet_params, replicate_params
+    from helpers.train import max_gap, train_batch_scratch
+    params = init_lenet_params(0)
+    Xn, yn = tiny_data(n, 9)
+    X, y = nd.array(Xn), nd.array(yn, dtype='int32')
+    reps = [replicate_params(params, d) for d in CPU[:k]]
+    updated = train_batch_fp16(X, y, reps, CPU[:k], lr, scale)
+    if overflows:
+        gap = max_gap(reps[0], params)
+        if updated is not False or not gap == 0:
+            raise Broken(f'with scale {_power(scale)} the float16 gradients overflow: the step must be skipped',
+                         expected='returns False, every weight unchanged',
+                         got=f'returns {updated!r}, weights moved by {gap:.3g}',
+                         why='after the allreduce: if not all_finite([p.grad for p in device_params[0]]): return False '
+                             '(before any update)')
+        return
+    ref = [replicate_params(params, d) for d in CPU[:k]]
+    train_batch_scratch(X, y, ref, CPU[:k], lr)
+    gap = max_gap(reps[0], ref[0])
+    if updated is not True or not gap < 1e-4:
+        w0 = params[-1].asnumpy().reshape(-1)
+        step, need = reps[0][-1].asnumpy().reshape(-1) - w0, ref[0][-1].asnumpy().reshape(-1) - w0
+        ratio = float(np.dot(step, need) / np.dot(need, need))
+        from helpers.split import shard_sizes
+        why = ('the step was skipped although nothing overflowed' if updated is False or not step.any() else
+               f'the weights moved {ratio:.4g} times as far as notebook 05\'s step: divide the update by the scale '
+               '(sgd(ps, lr, scale))' if np.isclose(ratio, scale, rtol=1e-2) else
+               f'the weights moved {ratio:.4g} times as far: the loss is the mean over the whole batch, '
+               '* (scale / X.shape[0])' if any(np.isclose(ratio, n / s, rtol=1e-2) for s in shard_sizes(n, k)) or
+               np.isclose(ratio, n, rtol=1e-2) else
+               'it returns whether it updated: True' if updated is not True and gap < 1e-4 else
+               f'the weights moved {ratio:.4g} times as far as notebook 05\'s step')
+        raise Broken(f'a step with scale {_power(scale)} on {k} device{"s" * (k > 1)} (no overflow)',
+                     expected=f'returns True, fc3.bias = {_fmt(ref[0][-1].asnumpy())} (to 1e-4)',
+                     got=f'returns {updated!r}, fc3.bias = {_fmt(reps[0][-1].asnumpy())}', why=why)
+    for i, r in enumerate(reps[1:], 1):
+        if max_gap(r, reps[0]) != 0:
+            raise Broken(f'replica {i} and replica 0 differ after the step', expected='identical bits',
+                         why='every device applies the same update to the same summed gradient')
+
+
+
+def _power(x):
+    """``2**40`` for a power of two, else the number."""
+    e = np.log2(x) if x > 0 else 0.5
+    return f'2**{int(e)}' if e == int(e) and abs(e) >= 4 else f'{x:g}'
+
+
+ACCUMULATION_CASES = [dict(k=k, m=m, b=b) for k, m, b in ((1, 1, 2), (1, 3, 2), (2, 2, 3), (3, 3, 4))]
+
+
+def _micro_batches(m, b, seed):
+    Xn, yn = tiny_data(2 * m * b, seed)
+    return [(nd.array(Xn[j * b:(j + 1) * b], dtype='float64'), nd.array(yn[j * b:(j + 1) * b], dtype='int32'))
+            for j in range(2 * m)]
+
+
+def law_accumulation_is_one_big_step(train_batch_accumulated, k, m, b, lr=0.1):
+    """Notebook 12: m micro-batches of b examples split over k devices, gradients added up
+    (``grad_req='add'``) and ONE allreduce, take one SGD step of the whole batch of m * b examples
+    (notebook 05's step, float64, to 1e-12), twice in a row; the replicas stay identical, the gradients
+    are zero afterwards, and it returns the m * k loss sums."""
+    from helpers.accumulation import accumulating_replica
+    from helpers.models import init_lenet_params, replicate_params
+    from helpers.train import max_gap, train_batch_scratch
+    params = [p.astype('float64') for p in init_lenet_params(0)]
+    acc = [accumulating_replica(params, d) for d in CPU[:k]]
+    ref = [replicate_params(params, d) for d in CPU[:k]]
+    micro = _micro_batches(m, b, 10 + k)
+    for step in range(2):
+        batch = micro[step * m:(step + 1) * m]
+        losses = train_batch_accumulated(batch, acc, CPU[:k], lr)
+        X, y = nd.concat(*[x for x, _ in batch], dim=0), nd.concat(*[t for _, t in batch], dim=0)
+        w_before = ref[0][-1].asnumpy().reshape(-1)
+        train_batch_scratch(X, y, ref, CPU[:k], lr)
+        gap = max_gap(acc[0], ref[0])
+        if gap > 1e-12:
+            if step == 0:
+                have, need = acc[0][-1].asnumpy().reshape(-1) - w_before, ref[0][-1].asnumpy().reshape(-1) - w_before
+                ratio = float(np.dot(have, need) / np.dot(need, need))
+            else:
+                ratio = None
+            why = (f'the weights moved {ratio:.3g} times as far as one step of the whole batch: divide by the whole '
+                   f'batch ({m * b} examples, all {m} micro-batches), not by one micro-batch' if ratio is not None and
+                   m > 1 and np.isclose(ratio, m, rtol=1e-3) else
+                   f'the weights moved {ratio:.3g} times as far: divide the summed gradient by the batch size '
+                   f'({m * b})' if ratio is not None and np.isclose(ratio, m * b, rtol=1e-3) else
+                   'the first step is right, the second is not: set every gradient back to zero after the update '
+                   '(grad_req=\'add\' keeps adding)' if step == 1 else
+                   f'the weights moved {ratio:.3g} times as far as one step of the whole batch')
+            raise Broken(f'after step {step + 1}, {m} micro-batch{"es" * (m > 1)} of {b} on {k} device'
+                         f'{"s" * (k > 1)} differ from one step of the {m * b} examples by {gap:.2g}',
+                         expected=f'fc3.bias = {_fmt(ref[0][-1].asnumpy())}',
+                         got=f'fc3.bias = {_fmt(acc[0][-1].asnumpy())}',
+                         why=why)
+        if not isinstance(losses, (list, tuple)) or len(losses) != m * k:
+            raise Broken('the step returns every device\'s loss sum of every micro-batch', expected=f'{m * k} losses',
+                         got=f'{len(losses) if isinstance(losses, (list, tuple)) else repr(losses)[:60]}')
+    for i, r in enumerate(acc[1:], 1):
+        if max_gap(r, acc[0]) != 0:
+            raise Broken(f'replica {i} and replica 0 differ', expected='identical bits',
+                         why='one allreduce per parameter, then the same update on every device')
+    if any(p.grad.asnumpy().any() for r in acc for p in r):
+        raise Broken('after the step every gradient must be zero, ready for the next accumulation',
+                     why='p.grad[:] = 0 for every parameter, after the update')
+
+
+def law_accumulation_communicates_once(train_batch_accumulated, k, m, b=2):
+    """Notebook 12: every transfer goes through ``send``, and a step of m micro-batches sends the
+    bytes of ONE allreduce per parameter (notebook 04's ``allreduce``, or its naive or ring
+    algorithm), whatever m."""
+    from helpers.accumulation import accumulating_replica
+    from helpers.comm import CommStats
+    from helpers.models import init_lenet_params
+    params = [p.astype('float64') for p in init_lenet_params(0)]
+    acc = [accumulating_replica(params, d) for d in CPU[:k]]
+    stats = CommStats()
+    train_batch_accumulated(_micro_batches(m, max(b, k), 3)[:m], acc, CPU[:k], 0.1, send=stats.send)
+    got = stats.per_device(CPU[:k])
+    once = _allreduce_bytes(k, [p.shape for p in params], 'float64')
+    if any(got == sent for sent, _ in once.values()):
+        return
+    want = once['allreduce'][0]
+    why = ('no byte went through send: pass send on to allreduce' if not any(got) and any(want) else
+           f'each device sent {got[0] / want[0]:.3g} times the bytes of one allreduce per parameter: no '
+           f'communication inside the loop over the {m} micro-batches, one allreduce per parameter after it'
+           if want[0] else None)
+    raise Broken(f'bytes sent by each device in a step of {m} micro-batches on {k} devices', expected=str(want),
+                 got=str(got), why=why)
+
+
+ACCUMULATION_BYTES_CASES = [dict(k=k, m=m) for k, m in ((2, 1), (2, 3), (3, 2))]
+
+
+# ---------------------------------------------------------------------- notebook 12: checkpoints
+
+CHECKPOINT_CASES = [dict(k=k) for k in (1, 2, 3)]
+
+
+def _resumed(save, load, k, steps=4, at=2, n=8):
+    """Train LeNet with Adam on k devices for ``steps`` steps, saving a checkpoint (``save``) before
+    step ``at``; then build another LeNet (other initial weights), ``load`` the checkpoint and take the
+    same steps. Returns ``(uninterrupted weights per step, resumed weights per step, files, loaded)``."""
+    import os
+    import tempfile
+    from helpers.checkpoint import adam_trainer
+    from helpers.models import lenet
+    from helpers.train import train_batch
+    devices = CPU[:k]
+    Xn, yn = tiny_data(steps * n, 13)
+    batches = [(nd.array(Xn[s * n:(s + 1) * n]), nd.array(yn[s * n:(s + 1) * n], dtype='int32'))
+               for s in range(steps)]
+    weights = lambda net: [p.data(devices[-1]).asnumpy() for p in net.collect_params().values()]
+    net = lenet(devices, seed=0)
+    trainer = adam_trainer(net, 1e-3)
+    with tempfile.TemporaryDirectory() as folder:
+        prefix, after = os.path.join(folder, 'ckpt'), []
+        for s, (X, y) in enumerate(batches):
+            if s == at:
+                save(prefix, net, trainer, devices[0])
+                saved = weights(net)
+            train_batch(net, X, y, trainer, devices)
+            after.append(weights(net))
+        files = sorted(os.listdir(folder))
+        resumed = lenet(devices, seed=2)
+        trainer2 = adam_trainer(resumed, 1e-3)
+        if files != ['ckpt.params', 'ckpt.states']:
+            raise Broken('the checkpoint is two files: prefix + ".params" and prefix + ".states"',
+                         expected="['ckpt.params', 'ckpt.states']", got=str(files),
+                         why='nd.save(prefix + ".params", [p.data(device) for p in ...]) and '
+                             'trainer.save_states(prefix + ".states")')
+        load(prefix, resumed, trainer2)
+        loaded = all(np.array_equal(a, b) for d in devices
+                     for a, b in zip(saved, [p.data(d).asnumpy() for p in resumed.collect_params().values()]))
+        again = []
+        for X, y in batches[at:]:
+            train_batch(resumed, X, y, trainer2, devices)
+            again.append(weights(resumed))
+    return after[at:], again, files, loaded
+
+
+def _resume_why(after, again, files, loaded, role):
+    if not loaded:
+        return ('the resumed network does not hold the saved weights on every device: ' +
+                ('save [p.data(device) for p in net.collect_params().values()]' if role == 'save' else
+                 'p.set_data(value) for every parameter, which copies to every device'))
+    return ('the weights came back, the optimizer\'s state did not: Adam\'s moments and step count are in ' +
+            (f'trainer.{role}_states(prefix + ".states")'))
+
+
+def law_resumed_run_takes_the_same_steps(fn, k, role):
+    """Notebook 12: a run resumed from a checkpoint takes, bit for bit, the steps of the run that never
+    stopped (LeNet with Adam on k devices); ``role`` says which half ``fn`` is, the other is the lesson's."""
+    from helpers import checkpoint
+    save, load = (fn, checkpoint.load_checkpoint) if role == 'save' else (checkpoint.save_checkpoint, fn)
+    after, again, files, loaded = _resumed(save, load, k)
+    for s, (a, b) in enumerate(zip(after, again)):
+        if any(not np.array_equal(x, y) for x, y in zip(a, b)):
+            gap = max(float(np.abs(x - y).max()) for x, y in zip(a, b))
+            raise Broken(f'step {s + 1} after resuming differs from the run that never stopped by {gap:.3g}',
+                         expected='the same weights, bit for bit', why=_resume_why(after, again, files, loaded, role))
+
+
 # ====================================================================== the checks
 
 @lesson('helpers.split.shard_sizes',
@@ -1204,3 +2751,295 @@ def check_train_batch():
     """Check your ``train_batch(net, X, y, trainer, devices)`` (notebook 06): k devices take the step of one."""
     return [Law('k devices take the step one device takes, the copies stay identical, step divides by the batch',
                 law_gluon_step_like_one_device, GLUON_STEP_CASES, lambda k, n: f'a batch of {n} on {k} devices')]
+
+
+@lesson('helpers.kvstore.merge_buffer_owners',
+        hint='largest key first, each to the device holding the fewest elements so far (ties: lowest)')
+def check_merge_buffer_owners():
+    """Check your ``merge_buffer_owners(sizes, k)`` (notebook 07): MXNet's greedy placement, balanced."""
+    return [
+        Law('for keys of distinct sizes, the devices of the greedy rule: largest key first, each on the least '
+            'loaded device, ties to the lowest', law_merge_owners_greedy, MERGE_CASES,
+            lambda sizes, k: f'keys of {sizes} elements on {k} device{"s" * (k > 1)}'),
+        Law('for any sizes, equal ones too: one device per key, the largest on device 0, loads at most one key '
+            'apart', law_merge_owners_balanced, BALANCE_CASES,
+            lambda sizes, k: f'keys of {sizes} elements on {k} devices'),
+        Law('bad input refused', law_merge_owners_refuses_bad_input,
+            [dict(bad=b) for b in ('a fractional size', 'a size of 0', 'no device')], lambda bad: bad),
+    ]
+
+
+@lesson('helpers.dist_train.push_then_pull', hint="a new function pushpull(key, value, out, priority): push, then "
+                                                 "pull; set it as kv.pushpull")
+def check_push_then_pull():
+    """Check your ``push_then_pull(kv)`` (notebook 08): ``kv.pushpull`` becomes a push, then a pull."""
+    return [
+        Law('kv.pushpull(key, value, out=..., priority=...) is push(key, value, priority), then pull(key, out or '
+            'value, priority), and every target holds the sum; kv comes back', law_push_then_pull,
+            [dict(k=k, out=o, priority=p) for k, o, p in ((1, True, 0), (2, True, -3), (3, False, 0), (2, False, -1))],
+            lambda k, out, priority: f'{k} device{"s" * (k > 1)}, {"with" if out else "without"} out, '
+                                     f'priority {priority}'),
+        Law("on MXNet's local store the replaced pushpull still sums", law_push_then_pull_on_a_store,
+            [dict(k=k) for k in (1, 2, 3)], lambda k: f'{k} device{"s" * (k > 1)}'),
+    ]
+
+
+@lesson('helpers.dist_train.train_worker',
+        hint="lenet(devices, seed); Trainer(..., rescale_grad 1/kv.num_workers, kvstore=kv); steps per epoch")
+def check_train_worker():
+    """Check your ``train_worker(kv, devices, X, y, ...)`` (notebook 08) on a stand-in dist_sync store."""
+    return [Law("with workers that all push the same gradients, notebook 06's step on this worker's batches "
+                "(divided by the global batch), `steps` steps per epoch, on_step after each",
+                law_worker_takes_the_global_step, WORKER_CASES,
+                lambda k, num_workers, rank, steps, epochs, batch_size:
+                f'worker {rank} of {num_workers}, {k} device{"s" * (k > 1)}, {epochs} epoch{"s" * (epochs > 1)} of '
+                f'{steps} steps, batches of {batch_size}')]
+
+
+@lesson('helpers.job.run_local_job',
+        hint='job = Job(...); poll until done (fail it once expired) in try; job.stop() in finally')
+def check_run_local_job():
+    """Check your ``run_local_job(command, ...)`` (notebook 08): the loop around a job, against a scripted
+    stand-in for ``Job`` -- no process starts (``helpers.job.Job`` itself is tested in tests/test_dist.py)."""
+    return [Law('starts one Job with its arguments, polls it until done, fails it with DistJobTimeout once '
+                'expired, and stops it however it ends', law_job_always_stopped,
+                [dict(script=s) for s in ('done', 'dies', 'timeout', 'interrupt')],
+                lambda script: {'done': 'a job that finishes at the third poll',
+                                'dies': 'a job whose worker dies (the second poll raises DistJobError)',
+                                'timeout': 'a job that runs past its timeout',
+                                'interrupt': 'Ctrl-C while the job runs (KeyboardInterrupt)'}[script])]
+
+
+@lesson('helpers.scaling.WarmUp', hint='during warm-up self.get_warmup_lr(num_update), then self.base_lr')
+def check_WarmUp():
+    """Check your class ``WarmUp`` (notebook 09) against MXNet's own warm-up, update by update."""
+    return [Law("an LRScheduler whose rate is MXNet's FactorScheduler's with the same warm-up: the linear ramp, then "
+                "base_lr for good", law_warmup_like_mxnet, WARMUP_CASES,
+                lambda base_lr, warmup_steps, begin: f'base_lr {base_lr}, warmup_steps {warmup_steps}, '
+                                                     f'warmup_begin_lr {begin}')]
+
+
+@lesson('helpers.scaling.lr_recipe', hint='fixed: base_lr; linear: base_lr * batch_size / base_batch; warmup: + WarmUp')
+def check_lr_recipe():
+    """Check your ``lr_recipe(recipe, batch_size, warmup_steps, base_lr, base_batch)`` (notebook 09)."""
+    return [
+        Law('fixed keeps base_lr, linear scales it by batch_size / base_batch, warmup adds a ramp from base_lr '
+            'where there is one to take', law_lr_recipe, RECIPE_CASES,
+            lambda recipe, batch_size, warmup_steps, base_lr, base_batch:
+            f'{recipe!r}, batch {batch_size}, warmup_steps {warmup_steps}, base_lr {base_lr}, base_batch {base_batch}'),
+        Law('an unknown recipe refused', law_lr_recipe_refuses_an_unknown_recipe,
+            [dict(recipe=r) for r in ('sqrt', 'Linear')], lambda recipe: f'recipe {recipe!r}'),
+    ]
+
+
+@lesson('helpers.scaling.epoch_time', hint='ceil(n / batch) steps of overhead + batch / k * per_example + cost_ring')
+def check_epoch_time():
+    """Check your ``epoch_time(k, n, batch, ...)`` (notebook 09) against the formula."""
+    return [Law('ceil(n / batch) (overhead + batch / k * per_example + 2 (k-1) (alpha + nbytes / k / bandwidth)), '
+                'for a number or an array of k', law_epoch_time, EPOCH_CASES,
+                lambda k, n, batch, overhead, per_example, nbytes, alpha, bandwidth:
+                f'k = {k}, n = {n}, batch {batch}, overhead {overhead:g} s, {per_example:g} s per example, '
+                f'{nbytes:g} bytes, alpha {alpha:g} s, bandwidth {bandwidth:g} B/s')]
+
+
+@lesson('helpers.scaling.pushpull_step',
+        hint='2 alpha + (push + nbytes) / (rate / 8 * FRAME_PAYLOAD); 2-bit: push / 16')
+def check_pushpull_step():
+    """Check your ``pushpull_step(nbytes, rate, alpha, compression)`` (notebook 09) against the formula."""
+    return [Law('2 alpha + (push + nbytes) / (rate / 8 * FRAME_PAYLOAD), the push nbytes / 16 with 2-bit '
+                'compression, the pull always nbytes', law_pushpull_step, PUSHPULL_CASES,
+                lambda nbytes, rate, alpha, compression: f'{nbytes:g} bytes, {rate:g} bit/s, alpha {alpha:g} s, '
+                                                         f'{"2-bit compression" if compression else "no compression"}')]
+
+
+@lesson('helpers.buckets.plan_buckets',
+        hint='from the last gradient back, add slots; close a bucket once it holds bucket_bytes; keep the last one')
+def check_plan_buckets():
+    """Check your ``plan_buckets(sizes, bucket_bytes, itemsize)`` (notebook 10): every gradient in one bucket."""
+    return [
+        Law('every gradient in one bucket, last layer first, contiguous slots from 0; a bucket closes as soon as it '
+            'holds bucket_bytes; the last one is kept even when not full', law_plan_buckets, PLAN_CASES,
+            lambda sizes, bucket_bytes, itemsize: f'gradients of {sizes} elements, {itemsize} bytes each, '
+                                                  f'buckets of {bucket_bytes} bytes'),
+        Law('bad input refused', law_plan_refuses_bad_input,
+            [dict(bad=b) for b in ('no gradient', 'a size of 0', 'a bucket of 0 bytes', 'sizes not a list')],
+            lambda bad: bad),
+    ]
+
+
+@lesson('helpers.buckets.allreduce_bucketed',
+        hint='per bucket of plan_buckets: concat the flat gradients per device, allreduce, copy the slots back')
+def check_allreduce_bucketed():
+    """Check your ``allreduce_bucketed(grads, bucket_bytes, allreduce)`` (notebook 10): the unbucketed bits,
+    one allreduce per bucket."""
+    return [
+        Law("every gradient ends with its own allreduce's bits, in place, with one allreduce per bucket (k = 1-8, "
+            "buckets smaller than a gradient to larger than all, float32 and float64)",
+            law_bucketed_like_unbucketed, BUCKETED_CASES,
+            lambda k, shapes, bucket_bytes, dtype, seed: f'{k} device{"s" * (k > 1)}, gradients of shapes '
+                                                         f'{_shapes_words(shapes)}, {dtype}, buckets of '
+                                                         f'{bucket_bytes} B'),
+        Law('bad input refused before any work', law_bucketed_refuses_bad_input,
+            [dict(bad=b) for b in ('bucket_bytes 0', 'bucket_bytes -5', 'bucket_bytes 2.5', 'bucket_bytes True',
+                                   'no gradient', 'an array, not a list', 'mixed dtypes', 'one gradient of two shapes',
+                                   'devices in another order')], lambda bad: bad),
+    ]
+
+
+@lesson('helpers.buckets.backward_and_send',
+        hint='backward every loss; if wait, nd.waitall(); then allreduce(arrays) for each group, in order')
+def check_backward_and_send():
+    """Check your ``backward_and_send(losses, groups, wait, allreduce)`` (notebook 10)."""
+    return [Law('backward on every device, then one allreduce per group in the order given, waiting first or not: '
+                'every gradient summed', law_backward_and_send, BACKWARD_CASES,
+                lambda k, wait, groups: f'{k} device{"s" * (k > 1)}, groups: {groups}, wait={wait}')]
+
+
+@lesson('helpers.buckets.bucket_gradients',
+        hint='per plan: one nd.zeros bucket per device; views into it become _grad and, via mark_variables, .grad')
+def check_bucket_gradients():
+    """Check your ``bucket_gradients(params, bucket_bytes)`` (notebook 10): backward writes into the buckets."""
+    return [Law("one flat bucket per plan and device; backward then writes every gradient into its slot, and Gluon's "
+                "list_grad() and autograd's .grad are those views", law_bucket_views, BUCKET_VIEW_CASES,
+                lambda k, bucket_bytes: f'{k} device{"s" * (k > 1)}, buckets of {bucket_bytes} bytes')]
+
+
+@lesson('helpers.sharding.train_batch_sharded',
+        hint='forward_backward; reduce_scatter the grads; update chunk owner_chunk(i, k) only; all_gather weights')
+def check_train_batch_sharded():
+    """Check your ``train_batch_sharded(X, y, replicas, devices, updaters, send)`` (notebook 11): the
+    replicated step's weights, 1/k of the optimizer state, one allreduce's bytes."""
+    return [
+        Law("two steps give the replicated step's weights (summed by the ring), bit for bit on every device",
+            law_sharded_step_is_the_replicated_one, SHARDED_CASES,
+            lambda k, n: f'LeNet on {k} device{"s" * (k > 1)}, batches of {n}'),
+        Law('each device keeps Adam state for its own chunk only, owner_chunk(i, k)', law_sharded_state_is_one_chunk,
+            SHARDED_CASES, lambda k, n: f'LeNet on {k} device{"s" * (k > 1)}, a batch of {n}'),
+        Law('every transfer goes through send: the bytes of one ring allreduce',
+            law_sharded_bytes_are_one_ring_allreduce,
+            [dict(k=k) for k in (1, 2, 3)], lambda k: f'LeNet on {k} device{"s" * (k > 1)}'),
+    ]
+
+
+@lesson('helpers.precision.allreduce_fp16', hint='float16 copies (astype), allreduce them, cast back into the grads')
+def check_allreduce_fp16():
+    """Check your ``allreduce_fp16(grads, send)`` (notebook 12): the float16 sum, in place, half the bytes."""
+    return [
+        Law('in place, every device ends with the sum of the float16-rounded inputs, identical bits, float32 kept '
+            '(k = 1-8)', law_fp16_sums, FP16_CASES,
+            lambda k, n, seed: f'{n} float32 element{"s" * (n > 1)} on {k} device{"s" * (k > 1)}'),
+        Law('every transfer goes through send: exactly half the bytes of the float32 allreduce',
+            law_fp16_bytes_are_half, FP16_BYTES_CASES,
+            lambda k, n: f'{n} float32 element{"s" * (n > 1)} on {k} device{"s" * (k > 1)}'),
+    ]
+
+
+@lesson('helpers.precision.next_scale',
+        hint='overflow: (scale / 2, 0); else count it; interval reached: (scale * 2, 0)')
+def check_next_scale():
+    """Check your ``next_scale(scale, updated, good_steps, growth_interval)`` (notebook 12)."""
+    return [Law('an overflow halves the scale and resets the count; growth_interval good steps in a row double it',
+                law_next_scale, SCALE_CASES,
+                lambda updates, interval, scale: f'scale {scale:g}, growth_interval {interval}, steps '
+                                                 + ', '.join('good' if u else 'overflow' for u in updates))]
+
+
+@lesson('helpers.precision.train_batch_fp16',
+        hint='loss sum * scale / batch; backward; allreduce_fp16; overflow: return False; else sgd by scale')
+def check_train_batch_fp16():
+    """Check your ``train_batch_fp16(X, y, device_params, devices, lr, scale)`` (notebook 12): it skips an
+    overflowing step and otherwise takes notebook 05's step."""
+    return [Law("an overflowing step is skipped (False, weights unchanged); otherwise notebook 05's step to float16 "
+                "rounding (True), the replicas identical", law_fp16_step, FP16_STEP_CASES,
+                lambda k, n, scale, overflows: f'a batch of {n} on {k} device{"s" * (k > 1)}, loss scale '
+                                               f'{_power(scale)} ' + ('(its float16 gradients overflow)'
+                                                                      if overflows else '(no overflow)'))]
+
+
+@lesson('helpers.accumulation.train_batch_accumulated',
+        hint='forward_backward per micro-batch (grads add up); one allreduce per parameter; sgd by all n; zero')
+def check_train_batch_accumulated():
+    """Check your ``train_batch_accumulated(micro_batches, device_params, devices, lr, send)`` (notebook 12):
+    one step of the whole batch, one allreduce."""
+    return [
+        Law('sends the bytes of one allreduce per parameter, whatever the number of micro-batches',
+            law_accumulation_communicates_once, ACCUMULATION_BYTES_CASES,
+            lambda k, m: f'{m} micro-batch{"es" * (m > 1)} on {k} devices'),
+        Law('m micro-batches take one SGD step of the whole batch (float64, twice in a row), the replicas identical, '
+            'the gradients zero afterwards', law_accumulation_is_one_big_step, ACCUMULATION_CASES,
+            lambda k, m, b: f'{m} micro-batch{"es" * (m > 1)} of {b} on {k} device{"s" * (k > 1)}'),
+    ]
+
+
+@lesson('helpers.dist_train.my_shard', hint='(begin, end) = shard_bounds(len(X), num_workers)[rank]; slice X and y')
+def check_my_shard():
+    """Check your ``my_shard(X, y, rank, num_workers)`` (notebook 08): each worker's contiguous part."""
+    return [Law("worker rank gets shard rank of notebook 03's uneven split, labels with their examples, and its bounds",
+                law_my_shard, SHARD_CASES, lambda n, num_workers: f'{n} examples, {num_workers} workers')]
+
+
+@lesson('helpers.dist_train.steps_per_epoch', hint='whole batches of the smallest shard: (n_train // num_workers) // b')
+def check_steps_per_epoch():
+    """Check your ``steps_per_epoch(n_train, num_workers, batch_size)`` (notebook 08)."""
+    return [Law('the whole batches of the smallest shard, the same number on every worker', law_steps_per_epoch,
+                STEPS_CASES, lambda n_train, num_workers, batch_size: f'{n_train} examples, {num_workers} workers, '
+                                                                      f'batches of {batch_size}')]
+
+
+def _flat_words(shapes, device):
+    return f'parameters of shapes {", ".join(map(str, shapes))} on cpu({device})'
+
+
+@lesson('helpers.sharding.views_of', hint='running sums of the sizes: flat[e - p.size:e].reshape(p.shape) for each')
+def check_views_of():
+    """Check your ``views_of(flat, params)`` (notebook 11): views that share the flat array's memory."""
+    return [Law('one view per parameter, of its shape, on the next elements, sharing the flat array\'s memory',
+                law_views_of, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.flat_replica', hint='nd.concat of the reshaped parameters, copyto(device); views_of it')
+def check_flat_replica():
+    """Check your ``flat_replica(params, device)`` (notebook 11): one flat copy and views of it."""
+    return [Law('one flat copy on the device, every element in order, the parameters as views of it, the originals '
+                'apart', law_flat_replica, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.attach_flat_grad', hint='nd.zeros_like(flat); autograd.mark_variables(views, views_of(it))')
+def check_attach_flat_grad():
+    """Check your ``attach_flat_grad(flat, views)`` (notebook 11): backward writes into one flat gradient."""
+    return [Law('zeros like the flat weights; backward through the views writes each gradient into its slot',
+                law_attach_flat_grad, FLAT_CASES, _flat_words)]
+
+
+@lesson('helpers.sharding.forward_backward', hint='split_batch; forward(Xs, ps) under autograd.record(); backward each')
+def check_forward_backward():
+    """Check your ``forward_backward(X, y, device_params, devices, forward)`` (notebook 11)."""
+    return [Law("every device's gradients are those of its own shard's summed loss; the loss sums come back",
+                law_forward_backward, [dict(k=k, n=n) for k, n in ((1, 3), (2, 5), (3, 7))],
+                lambda k, n: f'a batch of {n} on {k} device{"s" * (k > 1)}')]
+
+
+@lesson('helpers.sharding.train_batch_replicated',
+        hint='forward_backward; sum_grads(every replica\'s grads, send); each device: update(0, grads, weights)')
+def check_train_batch_replicated():
+    """Check your ``train_batch_replicated(X, y, replicas, devices, updaters, sum_grads, send)`` (notebook 11)."""
+    return [Law("with SGD, notebook 05's step (float64), the replicas identical; summed by the sum_grads and send "
+                "given", law_replicated_step_is_notebook_05s, REPLICATED_CASES,
+                lambda k, n: f'LeNet on {k} device{"s" * (k > 1)}, a batch of {n}')]
+
+
+@lesson('helpers.checkpoint.save_checkpoint', hint="nd.save the weights as device holds them; trainer.save_states")
+def check_save_checkpoint():
+    """Check your ``save_checkpoint(prefix, net, trainer, device)`` (notebook 12), resumed by the lesson's
+    ``load_checkpoint``."""
+    return [Law('a run resumed from your checkpoint takes the steps of the run that never stopped, bit for bit',
+                lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'save'), CHECKPOINT_CASES,
+                lambda k: f'LeNet with Adam on {k} device{"s" * (k > 1)}')]
+
+
+@lesson('helpers.checkpoint.load_checkpoint', hint='p.set_data(value) for each saved weight; trainer.load_states')
+def check_load_checkpoint():
+    """Check your ``load_checkpoint(prefix, net, trainer)`` (notebook 12), on the lesson's checkpoint."""
+    return [Law('a run resumed with your load_checkpoint takes the steps of the run that never stopped, bit for bit',
+                lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'load'), CHECKPOINT_CASES,
+                lambda k: f'LeNet with Adam on {k} device{"s" * (k > 1)}')]

@@ -6,7 +6,14 @@
   the devices in one call (notebooks 06-09);
 - :func:`resnet18` -- d2l's ResNet-18 variant for 28x28 images (3x3 first convolution, no max
   pooling), with a ``width`` knob: ``width=64`` is d2l's network, smaller widths keep the same
-  architecture with fewer channels, which CPU stand-ins can train in a minute (notebook 06).
+  architecture with fewer channels, which CPU stand-ins can train in a minute (notebook 06);
+- :func:`batchnorm_step` -- one training-mode forward and backward of a fresh BatchNorm (or
+  SyncBatchNorm) layer on a batch split over devices: its outputs and every device's running mean
+  (notebook 06);
+- :func:`sync_batchnorm_steps` -- the same for ``SyncBatchNorm``, in a fresh process stopped after a
+  timeout: the layer waits at a barrier without a timeout of its own (notebook 06);
+- :func:`equal_weight_batchnorm` -- what ``SyncBatchNorm`` computes, in NumPy: the shards' statistics
+  averaged with equal weight, whatever the shards' sizes (notebook 06).
 
 Both LeNets use ReLU and max pooling (the modern variant, not the 1998 sigmoid/average-pool one):
 with plain SGD they reach about 0.88 test accuracy on Fashion-MNIST in a few epochs. Every builder
@@ -14,16 +21,25 @@ seeds MXNet's generator and initialises the parameters *at once* (no deferred in
 the same seed gives the same initial weights whatever runs before it, on any number of devices:
 Gluon draws every parameter once, on the CPU, and copies it to each device.
 """
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import mxnet as mx
-from mxnet import init, nd
+from mxnet import autograd, init, nd
 from mxnet.gluon import nn
 from d2l import mxnet as d2l
 
 from helpers import checks
+from helpers.split import split_and_load
 
 __all__ = ['LENET_SHAPES', 'init_lenet_params', 'lenet_scratch', 'replicate_params', 'lenet',
-           'Residual', 'resnet18']
+           'Residual', 'resnet18', 'batchnorm_step', 'sync_batchnorm_steps',
+           'equal_weight_batchnorm']
 
 # (name, shape) of the scratch LeNet's parameters, in the order of the list.
 LENET_SHAPES = (
@@ -129,3 +145,102 @@ def resnet18(devices, num_classes=10, width=64, seed=0):
     net.initialize(init.Normal(sigma=0.01), ctx=devices)
     net(nd.zeros((1, 1, 28, 28), ctx=devices[0]))      # finish deferred initialisation now
     return net
+
+
+def batchnorm_step(layer, X, devices, weights=None):
+    """A fresh normalisation ``layer`` (``nn.BatchNorm`` or ``SyncBatchNorm``) on the batch ``X``
+    split over ``devices`` (notebook 06): initialise, forward in training mode, backward. Returns
+    the outputs, in batch order, and each device's running mean after the step, as NumPy arrays."""
+    layer.initialize(ctx=devices)
+    shards = split_and_load(X, devices, weights)
+    with autograd.record():                   # training mode: normalise with batch statistics
+        outs = [layer(shard) for shard in shards]
+    for out in outs:
+        out.backward()
+    means = [layer.running_mean.data(d).asnumpy() for d in devices]
+    return np.concatenate([out.asnumpy() for out in outs]), means
+
+
+_SYNC_SCRIPT = """
+import json, sys
+import numpy as np
+import mxnet as mx
+from mxnet.gluon.contrib.nn import SyncBatchNorm
+from helpers.models import batchnorm_step
+folder, devices = sys.argv[1], [mx.Context(t, i) for t, i in json.loads(sys.argv[2])]
+cases = json.load(open(folder + '/cases.json'))
+for i, weights in enumerate(cases):
+    X = mx.nd.array(np.load(f'{folder}/X{i}.npy'))
+    out, means = batchnorm_step(SyncBatchNorm(num_devices=len(devices)), X, devices, weights)
+    np.savez(f'{folder}/result{i}.npz', out, *means)
+"""
+
+
+def sync_batchnorm_steps(cases, devices, timeout=120, env=None):
+    """:func:`batchnorm_step` of a ``SyncBatchNorm(num_devices=len(devices))`` for each ``(X, weights)``
+    of ``cases`` (a fresh layer each), run in a fresh Python process (notebook 06). Returns a list of
+    ``(outputs, running means)``, as :func:`batchnorm_step` does.
+
+    ``SyncBatchNorm`` waits at a barrier until ``num_devices`` devices have arrived, with no timeout
+    (``Barrier::Wait``, src/operator/contrib/sync_batch_norm-inl.h, MXNet 1.9.1). A wait that never
+    ends would hang the caller for good, so the layer runs in a process of its own, in a session of
+    its own, killed with everything it started after ``timeout`` seconds: then ``TimeoutError``.
+
+    On CPU stand-ins the wait is certain never to end when the devices are more than the scratch
+    buffers that all CPU contexts share (``MXNET_CPU_TEMP_COPY``, 4 by default; ``ResourceManagerImpl``,
+    src/resource.cc): the backward pass of every device borrows one, two of them get the same one, and
+    the engine runs those two one after the other, while the first waits at the barrier for the second.
+    So the process gets at least one buffer per device, unless ``env`` (a dict added to its
+    environment) sets ``MXNET_CPU_TEMP_COPY`` itself."""
+    devices = checks.devices(devices)
+    timeout = checks.positive(timeout, 'timeout')
+    with tempfile.TemporaryDirectory(prefix='mxdp-syncbn-') as folder:
+        all_weights = []
+        for i, (X, weights) in enumerate(cases):
+            if weights is not None:
+                checks.weights(weights, len(devices))
+                weights = [float(w) for w in weights]
+            np.save(os.path.join(folder, f'X{i}.npy'), X.asnumpy() if isinstance(X, nd.NDArray) else np.asarray(X))
+            all_weights.append(weights)
+        with open(os.path.join(folder, 'cases.json'), 'w') as f:
+            json.dump(all_weights, f)
+        where = json.dumps([[d.device_type, d.device_id] for d in devices])
+        copies = max(int(os.environ.get('MXNET_CPU_TEMP_COPY', 4)), len(devices))
+        env = {**os.environ, 'MXNET_CPU_TEMP_COPY': str(copies), **(env or {})}
+        proc = subprocess.Popen([sys.executable, '-c', _SYNC_SCRIPT, folder, where], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)            # the process and anything it started
+            proc.communicate()
+            raise TimeoutError(f'SyncBatchNorm on {devices} did not finish within {timeout:g} s: its '
+                               'barrier waits without a timeout (notebook 06 says when it never '
+                               'returns); the process was killed') from None
+        if proc.returncode != 0:
+            raise RuntimeError(f'SyncBatchNorm on {devices} failed: {err.strip().splitlines()[-3:]}')
+        results = []
+        for i in range(len(all_weights)):
+            with np.load(os.path.join(folder, f'result{i}.npz')) as saved:
+                arrays = [saved[f'arr_{j}'] for j in range(len(saved.files))]
+            results.append((arrays[0], arrays[1:]))
+        return results
+
+
+def equal_weight_batchnorm(X, bounds, eps=1e-5):
+    """What ``SyncBatchNorm`` outputs in training mode (scale 1, shift 0) for a batch ``X`` of shape
+    (n, channels, ...) cut into shards at ``bounds`` (``[(begin, end), ...]``, one per device), in
+    NumPy (notebook 06). Every shard's mean of x and of x**2, per channel, is averaged over the shards
+    with equal weight, whatever their sizes, as ``SharedND::MeanReady`` does
+    (src/operator/contrib/sync_batch_norm-inl.h, MXNet 1.9.1); the variance is the mean square minus
+    the squared mean. With shards of equal size this is BatchNorm over the whole batch."""
+    X = np.asarray(X.asnumpy() if isinstance(X, nd.NDArray) else X, dtype=np.float64)
+    bounds = [(checks.whole(b, 'a shard begin'), checks.whole(e, 'a shard end')) for b, e in bounds]
+    if X.ndim < 2 or not bounds or any(e <= b for b, e in bounds) or max(e for _, e in bounds) > len(X):
+        raise ValueError(f'need a batch of shape (n, channels, ...) and non-empty shards within it, got '
+                         f'shape {X.shape} and bounds {bounds}')
+    axes = (0,) + tuple(range(2, X.ndim))                   # every axis but the channels'
+    mean = np.mean([X[b:e].mean(axis=axes) for b, e in bounds], axis=0)
+    square = np.mean([(X[b:e] ** 2).mean(axis=axes) for b, e in bounds], axis=0)
+    shape = (1, -1) + (1,) * (X.ndim - 2)
+    return (X - mean.reshape(shape)) / np.sqrt((square - mean ** 2).reshape(shape) + eps)

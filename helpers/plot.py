@@ -22,11 +22,28 @@ from matplotlib_inline import backend_inline
 
 from helpers import checks
 
-__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'timeline', 'step_timelines', 'plt']
+__all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'history_spread', 'timeline', 'timelines',
+           'step_timelines', 'plt', 'PALETTE', 'LINESTYLES', 'FMTS', 'PHASE_COLORS', 'PHASE_HATCHES', 'FALLBACK_ALT']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
 plt.rcParams.update({'font.size': 11, 'axes.titlesize': 12, 'axes.labelsize': 11,
                      'legend.fontsize': 10, 'xtick.labelsize': 10, 'ytick.labelsize': 10})
+
+# No meaning by colour alone (docs/accessibility.md). The colours: Okabe and Ito's blue, vermillion,
+# bluish green and reddish purple, black, and Tol's wine. Every one has at least 3:1 contrast
+# against white (WCAG's minimum for a line or a bar), and every pair stays distinct (CIEDE2000 of
+# 12 or more) under protanopia, deuteranopia and tritanopia as Machado et al. (2009) simulate them
+# (tests/test_plot.py; matplotlib's default colours fall to 1.3 there). Every line of a figure
+# also gets a line style of its own, every curve of `plot` and `history` a marker, and every phase
+# of a timeline a hatch pattern besides its colour.
+PALETTE = ('#0072B2', '#D55E00', '#009E73', '#CC79A7', '#000000', '#882255')
+LINESTYLES = ('-', '--', '-.', ':', (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (9, 2.5)))
+plt.rcParams['axes.prop_cycle'] = plt.cycler(color=PALETTE) + plt.cycler(linestyle=LINESTYLES)
+# d2l.plot's own formats name colours ('m--', 'g-.', 'r:': red and green); these leave the colours
+# to PALETTE and tell the lines apart by style and, past four, by marker too.
+FMTS = ('-', '--', '-.', ':', 'o-', 's--', '^-.', 'D:')
+# `history`: one marker and line style per run (a run's epochs are few: a marker on each).
+RUN_FMTS = ('o-', 's--', '^-.', 'D:', 'v-', 'P--')
 
 # Larger still for the figures of notebooks 08 and 09, which are read on a projector: no text smaller
 # than 12 pt on a figure at most 8 inches wide.
@@ -78,11 +95,21 @@ def _line_names(ax, lines):
     return names
 
 
+def _html_table(caption, head, rows):
+    cells = ''.join(f'<tr>{"".join(f"<td>{_number(v)}</td>" for v in row)}</tr>' for row in rows)
+    return (f'<table><caption>{html.escape(caption)}</caption><tr>'
+            f'{"".join(f"<th>{html.escape(str(h))}</th>" for h in head)}</tr>{cells}</table>')
+
+
 def _table(fig):
     """The numbers of every labelled line of ``fig`` as HTML tables, one per axes ('' if none)."""
     tables = []
     for ax in fig.axes:
-        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1]
+        # a reference line (axvline, axhline) is in axes coordinates on one side: named in the caption
+        marks = [f'{name}: {axis} = {_number(float(values[0]))}' for ln, name in
+                 zip(ax.get_lines(), _line_names(ax, ax.get_lines())) if ln.get_transform() != ax.transData
+                 for axis, values in (('x', ln.get_xdata()), ('y', ln.get_ydata())) if len(set(values)) == 1]
+        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1 and ln.get_transform() == ax.transData]
         if not lines:
             continue
         names = _line_names(ax, lines)
@@ -95,11 +122,13 @@ def _table(fig):
                         for h in head[1:]), [])
             rows = [sum(([ln.get_xdata()[i], ln.get_ydata()[i]] if i < len(ln.get_xdata()) else ['', '']
                          for ln in lines), []) for i in range(max(map(len, xs)))]
-        caption = ax.get_title() or ax.get_ylabel()
-        cells = ''.join(f'<tr>{"".join(f"<td>{_number(v)}</td>" for v in row)}</tr>' for row in rows)
-        tables.append(f'<table><caption>{html.escape(caption)}</caption><tr>'
-                      f'{"".join(f"<th>{html.escape(str(h))}</th>" for h in head)}</tr>{cells}</table>')
-    return ''.join(tables)
+        caption = '; '.join([ax.get_title() or ax.get_ylabel()] + marks)
+        tables.append(_html_table(caption, head, rows))
+    return ''.join(tables) + getattr(fig, '_numbers', '')
+
+
+# How a text alternative that nobody wrote starts (tests/test_alt_text.py fails on it).
+FALLBACK_ALT = 'Figure without a written description: '
 
 
 def show(alt=None, fig=None):
@@ -109,8 +138,10 @@ def show(alt=None, fig=None):
     checks.figure(alt, fig=fig)
     fig = plt.gcf() if fig is None else fig
     if alt is None:                                # a description from the axes, until one is written
-        alt = '; '.join(f'{ax.get_title() or "a plot"}: {ax.get_ylabel()} against {ax.get_xlabel()}'
-                        for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()) or 'a figure'
+        alt = FALLBACK_ALT + ('; '.join(f'{ax.get_title() or "a plot"}: {ax.get_ylabel()} against {ax.get_xlabel()}'
+                                        for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()) or 'a figure')
+    if not isinstance(alt, str) or not alt.strip():
+        raise TypeError(f'alt must be a sentence saying what the figure shows, got {alt!r}')
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -136,6 +167,8 @@ def plot(*args, alt=None, **kwargs):
     ``axes=`` to draw into axes of your own; then show the figure yourself with :func:`show`."""
     checks.figure(alt)
     kwargs.setdefault('figsize', (5, 3.2))
+    if len(args) < 10:
+        kwargs.setdefault('fmts', FMTS)
     d2l.plot(*args, **kwargs)
     use_png()
     if kwargs.get('axes') is None:
@@ -148,9 +181,9 @@ def history(histories, title=None, figsize=(8, 3.2), alt=None):
     checks.figure(alt, title)
     histories = checks.curves(histories)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
-    for label, h in histories.items():
-        ax_loss.plot(h['epoch'], h['loss'], 'o-', label=label)
-        ax_acc.plot(h['epoch'], h['test_acc'], 'o-', label=label)
+    for (label, h), fmt in zip(histories.items(), RUN_FMTS * len(histories)):
+        ax_loss.plot(h['epoch'], h['loss'], fmt, label=label)
+        ax_acc.plot(h['epoch'], h['test_acc'], fmt, label=label)
     for ax, name in ((ax_loss, 'training loss'), (ax_acc, 'test accuracy')):
         ax.set_xlabel('epoch')
         ax.set_ylabel(name)
@@ -164,14 +197,77 @@ def history(histories, title=None, figsize=(8, 3.2), alt=None):
     show(alt, fig)
 
 
-PHASE_COLORS = {'forward': 'tab:blue', 'backward': 'tab:orange', 'communication': 'tab:red',
-                'update': 'tab:green', 'other': 'tab:blue',
-                'copy': 'tab:red', 'addition': 'tab:purple'}      # an allreduce's parts (notebook 04)
+def history_spread(runs, title=None, figsize=(8, 3.2), alt=None):
+    """Training curves over several seeds (notebook 05): ``runs`` maps a label to a list of histories,
+    one per seed, of the same epochs. For each label, the mean training loss and test accuracy per
+    epoch as a line (with its own line style and marker) and a band from the lowest to the highest
+    seed (with its own hatching), so that a gap between two labels can be read against the spread
+    that the seed alone makes."""
+    import numpy as np
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
+    styles, hatches = RUN_FMTS, ('', '//', '\\\\', '..', 'xx', 'oo')
+    for (label, hs), style, hatch in zip(runs.items(), styles, hatches):
+        epochs = hs[0]['epoch']
+        for ax, key in ((ax_loss, 'loss'), (ax_acc, 'test_acc')):
+            values = np.array([h[key] for h in hs], dtype=float)
+            line, = ax.plot(epochs, values.mean(axis=0), style, label=f'{label}, mean of {len(hs)}')
+            ax.fill_between(epochs, values.min(axis=0), values.max(axis=0), color=line.get_color(),
+                            alpha=0.15, hatch=hatch, edgecolor=line.get_color(), linewidth=0)
+    for ax, name in ((ax_loss, 'training loss'), (ax_acc, 'test accuracy')):
+        ax.set_xlabel('epoch')
+        ax.set_ylabel(name)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(True, alpha=0.3)
+    ax_acc.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    show(alt, fig)
+
+
+# A timeline's phases: a colour of PALETTE each and, but for the computing phases drawn plain,
+# a hatch pattern, so that the legend and the bars do not rely on colour alone.
+PHASE_COLORS = {'forward': '#0072B2', 'backward': '#D55E00', 'communication': '#CC79A7',
+                'update': '#009E73', 'other': '#0072B2',
+                'copy': '#CC79A7', 'addition': '#882255'}     # an allreduce's parts (notebook 04)
+PHASE_HATCHES = {'backward': '\\\\\\\\', 'communication': '////', 'update': '..', 'copy': '////'}
+
+
+def _bars(ax, spans, devices, classify, min_width=0.0, tall=()):
+    """One bar per span in its device's lane, coloured and hatched by phase; return the phases seen."""
+    seen = []
+    for s in spans:
+        kind = classify(s.name) if classify else 'other'
+        hatch = PHASE_HATCHES.get(kind)
+        ax.barh(devices.index(s.device), max(s.end - s.start, min_width), left=s.start,
+                height=0.8 if kind in tall else 0.55 if tall else 0.6, color=PHASE_COLORS.get(kind, PALETTE[0]),
+                hatch=hatch, edgecolor='black' if hatch else 'white', linewidth=0.2 if hatch else 0.3,
+                label=kind if kind not in seen and classify else None)
+        seen += [] if kind in seen else [kind]
+    return seen
+
+
+def _span_table(panels, caption='the operators of each device, by phase'):
+    """``{title: spans}`` as one HTML table: per panel, device and phase, the number of operators,
+    their busy time and the first start and last end (what a timeline draws, in numbers)."""
+    rows = []
+    for title, (spans, classify) in panels.items():
+        groups = {}
+        for s in spans:
+            groups.setdefault((s.device, classify(s.name) if classify else 'other'), []).append(s)
+        for (device, kind), ss in sorted(groups.items(), key=lambda g: (str(g[0][0]), g[0][1])):
+            rows.append([title or '', device, kind, len(ss), sum(s.end - s.start for s in ss),
+                         min(s.start for s in ss), max(s.end for s in ss)])
+    head = ['panel', 'device', 'phase', 'operators', 'busy (ms)', 'first start (ms)', 'last end (ms)']
+    if not any(r[0] for r in rows):
+        head, rows = head[1:], [r[1:] for r in rows]
+    return _html_table(caption, head, rows)
 
 
 def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
     """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
-    colours by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one colour (notebooks 01, 04)."""
+    colours (and hatch patterns) by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one
+    colour (notebooks 01, 04)."""
     checks.figure(alt, title)
     if classify is not None:
         checks.function(classify, 'classify')
@@ -179,13 +275,7 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
         raise ValueError('spans is empty: there is nothing to draw')
     devices = sorted({s.device for s in spans})
     fig, ax = plt.subplots(figsize=figsize)
-    seen = set()
-    for s in spans:
-        kind = classify(s.name) if classify else 'other'
-        ax.barh(devices.index(s.device), s.end - s.start, left=s.start, height=0.6,
-                color=PHASE_COLORS.get(kind, 'tab:blue'), edgecolor='white', linewidth=0.3,
-                label=kind if kind not in seen and classify else None)
-        seen.add(kind)
+    _bars(ax, spans, devices, classify)
     ax.set_yticks(range(len(devices)))
     ax.set_yticklabels(devices)
     ax.invert_yaxis()
@@ -195,6 +285,32 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
     if title:
         ax.set_title(title)
     fig.tight_layout()
+    fig._numbers = _span_table({'': (spans, classify)}, f'{title}: the operators of each device, by phase'
+                               if title else 'the operators of each device, by phase')
+    show(alt, fig)
+
+
+def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
+    """Several traces (``{title: spans}`` of ``helpers.tracing.trace``) stacked on one time axis,
+    one lane per device each, bars coloured (and hatched) by ``classify(name)``
+    (notebook 10: three ways to send the gradients, side by side). A bar shorter than ``min_width``
+    ms is drawn that wide, so that operators of microseconds stay visible; its numbers are not
+    changed."""
+    lanes = max(len({s.device for s in spans}) for spans in panels.values())
+    figsize = figsize or (9, 0.8 + len(panels) * (0.5 + 0.4 * lanes))
+    fig, axes = plt.subplots(len(panels), 1, figsize=figsize, sharex=True, squeeze=False)
+    for ax, (title, spans) in zip(axes[:, 0], panels.items()):
+        devices = sorted({s.device for s in spans})
+        _bars(ax, spans, devices, classify, min_width, tall=('communication',))
+        ax.set_yticks(range(len(devices)))
+        ax.set_yticklabels(devices)
+        ax.set_ylim(len(devices) - 0.4, -0.6)
+        ax.set_title(title, loc='left')
+    axes[-1, 0].set_xlabel('time (ms)')
+    if classify:
+        fig.legend(loc='upper left', bbox_to_anchor=(1.0, 0.95), frameon=False)   # beside, off the data
+    fig.tight_layout()
+    fig._numbers = _span_table({title: (spans, classify) for title, spans in panels.items()})
     show(alt, fig)
 
 
@@ -207,8 +323,8 @@ def step_timelines(panels, figsize=(10, 3.4), alt=None):
     fig, axes = plt.subplots(1, len(panels), figsize=figsize, sharex=True, sharey=True, squeeze=False)
     for ax, (title, lanes) in zip(axes[0], panels.items()):
         t0 = min(stamps[0] for stamps in lanes.values())
-        for (name, stamps), style in zip(lanes.items(), ('-', '--', '-.', ':')):
-            ax.plot([t - t0 for t in stamps], range(len(stamps)), style, drawstyle='steps-post',
+        for (name, stamps), style in zip(lanes.items(), LINESTYLES * len(lanes)):
+            ax.plot([t - t0 for t in stamps], range(len(stamps)), linestyle=style, drawstyle='steps-post',
                     lw=2, label=name)
         ax.set_title(title)
         ax.set_xlabel('seconds since the first step began')

@@ -67,6 +67,7 @@ def kill_group(proc, grace, also=()):
     except psutil.Error:
         pass
     left = kill(sorted(set(pids) | set(also)), grace)
+    group = _group(proc.pid)              # anything started meanwhile, orphans included
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -75,4 +76,18 @@ def kill_group(proc, grace, also=()):
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
-    return [pid for pid in left if alive(pid)]
+    psutil.wait_procs(group, timeout=grace)    # SIGKILL is delivered, not done: wait until they are gone
+    return [pid for pid in left + [p.pid for p in group] if alive(pid)]
+
+
+def _group(pgid):
+    """The live processes of process group ``pgid``."""
+    import psutil
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            pass
+    return found

@@ -30,7 +30,8 @@ import mxnet as mx  # in the scheduler and server of a job this line runs the ro
 
 from helpers import checks, costmodel
 
-__all__ = ['RECIPES', 'WarmUp', 'lr_recipe', 'train_recipe', 'plot_large_batch', 'epoch_time',
+__all__ = ['RECIPES', 'WarmUp', 'lr_recipe', 'train_recipe', 'plot_large_batch', 'grid_by_setting',
+           'plot_grid_seeds', 'epoch_time',
            'plot_speedups', 'FRAME_PAYLOAD', 'pushpull_step', 'reached_link', 'plot_pushpull',
            'measure_pushpull', 'PushPullResult', 'save_results', 'stored_results']
 
@@ -98,10 +99,11 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
                 steps=len(train_iter), diverged=not math.isfinite(history['loss'][-1]))
 
 
-def plot_large_batch(grid, batch=512):
+def plot_large_batch(grid, batch=512, alt=None):
     """The figure of the stored large-batch grid (:func:`stored_results`) in notebook 09: test accuracy
     per epoch of batch 64 and of ``batch`` under each recipe (left), and after the last epoch against
-    the batch size (right). Legends below the axes, off the data."""
+    the batch size (right). Legends below the axes, off the data; ``alt``: the text alternative. For a
+    grid of one seed; a grid of several seeds: :func:`plot_grid_seeds`."""
     from helpers import plot         # here: the processes of a job need no matplotlib
     batches = checks.grid(grid, batch)
     epochs = range(1, grid['settings']['epochs'] + 1)
@@ -130,7 +132,71 @@ def plot_large_batch(grid, batch=512):
                     ncol=2, frameon=False)
         right.legend(loc='upper center', bbox_to_anchor=(0.5, -0.42), ncol=2, frameon=False)
         fig.tight_layout()
-        plot.plt.show()
+        plot.show(alt, fig)
+
+
+def grid_by_setting(grid):
+    """The runs of a stored large-batch grid (:func:`stored_results`, ``benchmarks/scaling_large_batch.py``)
+    grouped by setting (notebook 09): ``{(batch, recipe, lr): [run, ...]}``, one run per seed, ``lr``
+    the rate the recipe reaches (rounded to 6 digits), settings in the order of the file."""
+    groups = {}
+    for r in grid['runs']:
+        groups.setdefault((r['batch'], r['recipe'], round(r['lr'], 6)), []).append(r)
+    return groups
+
+
+def plot_grid_seeds(grid, alt=None, base_lr=0.1, base_batch=64, figsize=(8, 4.4)):
+    """The stored large-batch grid over its seeds (notebook 09): the final test accuracy of each setting,
+    median of the seeds (markers, joined), their range (vertical bars) and each seed (dots). Left:
+    against the batch, one line per recipe, zoomed on the runs that trained (an arrow names a median
+    below). Right: against the learning rate, batch ``base_batch`` at a fixed rate beside the linear rule
+    and its warm-up (the batch that the rule gives that rate), from 0 to 1. ``alt``: the text alternative."""
+    from helpers import plot
+    final = {k: [r['test_acc'][-1] for r in runs] for k, runs in grid_by_setting(grid).items()}
+    styles = {'fixed': ('o-', 'tab:blue'), 'linear': ('s--', 'tab:orange'), 'warmup': ('^-.', 'tab:green')}
+
+    def rule_runs(recipe):          # the recipe's runs and batch base_batch at base_lr, where all three start
+        return [(b, lr, v) for (b, rc, lr), v in final.items() if rc == recipe or (b, lr) == (base_batch, base_lr)]
+
+    series = [('left', f'fixed ({base_lr:g})', 'fixed',
+               [(b, v) for (b, rc, lr), v in final.items() if rc == 'fixed' and lr == base_lr])]
+    series += [('left', r, r, [(b, v) for b, _, v in rule_runs(r)]) for r in ('linear', 'warmup')]
+    series += [('right', f'batch {base_batch}', 'fixed',
+                [(lr, v) for (b, _, lr), v in final.items() if b == base_batch])]
+    series += [('right', f'{r} rule: batch {base_batch} × rate / {base_lr:g}', r,
+                [(lr, v) for _, lr, v in rule_runs(r)]) for r in ('linear', 'warmup')]
+    trained = [a for v in final.values() for a in v if a > 0.3]
+    low = min(trained) - 0.03                         # the left panel shows the runs that trained
+    with plot.slide_fonts():
+        fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
+        panel = dict(zip(('left', 'right'), axes))
+        for n, (side, label, recipe, pts) in enumerate(series):
+            ax, (fmt, color) = panel[side], styles[recipe]
+            pts = sorted(pts)
+            x = [p * 2 ** (0.06 * (n % 3 - 1)) for p, _ in pts]        # side by side, not on top
+            values = [v for _, v in pts]
+            ax.plot(x, [float(np.median(v)) for v in values], fmt, color=color, ms=8, label=label)
+            ax.vlines(x, [min(v) for v in values], [max(v) for v in values], color=color, lw=3, alpha=0.6)
+            ax.scatter([p for p, v in zip(x, values) for _ in v], [a for v in values for a in v], s=16,
+                       color=color, zorder=3)                            # every seed
+            for p, v in zip(x, values):
+                if side == 'left' and np.median(v) < low:                 # off the panel: say where it went
+                    ax.annotate(f'{label}: {np.median(v):.2f}', (p, low), xytext=(-4, 18), ha='right', color=color,
+                                textcoords='offset points', arrowprops={'arrowstyle': '->', 'color': color})
+        left, right = axes
+        right.axhline(0.1, color='gray', ls=':', label='chance')
+        for ax, xlabel, ticks in ((left, 'global batch size', sorted({b for b, _, _ in final})),
+                                  (right, 'learning rate', sorted({lr for _, _, lr in final}))):
+            ax.set_xscale('log', base=2)
+            ax.set_xticks(ticks, [f'{t:g}' for t in ticks])
+            ax.set(xlabel=xlabel)
+            ax.grid(True, alpha=0.3)
+            ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=1, frameon=False)
+        left.set(ylim=(low, max(trained) + 0.02), ylabel='test accuracy',
+                 title=f"after {grid['settings']['epochs']} epochs: by batch")
+        right.set(ylim=(0, 1), title='by learning rate')
+        fig.tight_layout()
+        plot.show(alt, fig)
 
 
 def save_results(result, path, start):
@@ -150,7 +216,8 @@ def save_results(result, path, start):
 
 def stored_results(benchmark):
     """The results that ``benchmarks/<benchmark>.py`` wrote and the repository keeps, as a dict
-    (notebook 09 and its solutions read them; found from this file, whatever the working directory)."""
+    (notebooks 08 and 09 and their solutions read them; found from this file, whatever the working
+    directory)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stored = sorted(f[:-len('.json')] for f in os.listdir(os.path.join(root, 'benchmarks')) if f.endswith('.json'))
     with open(os.path.join(root, 'benchmarks', f'{checks.choice(benchmark, "benchmark", stored)}.json')) as f:
@@ -169,10 +236,10 @@ def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
     return steps * (overhead + batch / k * per_example + talk)
 
 
-def plot_speedups(speedup):
+def plot_speedups(speedup, alt=None):
     """The speed-up curves of notebook 09: ``speedup`` maps ``(model, link)`` to the predicted speed-ups
     at k = 1, 2, ... devices; one panel per model, one line per link, and k itself (ideal). One
-    legend below both panels."""
+    legend below both panels; ``alt``: the text alternative."""
     from helpers import plot
     checks.speedups(speedup)
     models = list(dict.fromkeys(model for model, _ in speedup))
@@ -193,7 +260,7 @@ def plot_speedups(speedup):
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc='lower center', ncol=3, frameon=False)
         fig.tight_layout(rect=(0, 0.16, 1, 1))
-        plot.plt.show()
+        plot.show(alt, fig)
 
 
 # --------------------------------------------------------------------------- the parameter server
@@ -227,10 +294,11 @@ def _rate(bits_per_second):
     return f'{bits_per_second / 1e9:g} Gbit/s' if bits_per_second >= 1e9 else f'{bits_per_second / 1e6:g} Mbit/s'
 
 
-def plot_pushpull(rows, labels):
+def plot_pushpull(rows, labels, alt=None):
     """Measured against predicted push + pull steps (notebook 09's figure): one point per row of
     :func:`measure_pushpull` that has a ``'predicted'`` time, named by ``labels[size]``; colours by
-    cap, shapes by compression; the dotted line is measured = predicted. Legend beside the axes."""
+    cap, shapes by compression; the dotted line is measured = predicted. Legend beside the axes;
+    ``alt``: the text alternative."""
     from helpers import plot
     checks.pushpull_rows(rows, labels)
     series = [(100e6, False, 'tab:blue'), (100e6, True, 'tab:cyan'), (1e9, False, 'tab:red'),
@@ -253,7 +321,7 @@ def plot_pushpull(rows, labels):
         ax.grid(True, alpha=0.3)
         ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1), frameon=False)
         fig.tight_layout()
-        plot.plt.show()
+        plot.show(alt, fig)
 
 
 class PushPullResult:

@@ -9,10 +9,12 @@ into the parts of a data-parallel step (forward, backward, communication, update
 with :func:`helpers.plot.timeline`. :func:`busy` and :func:`overlap` measure a trace: how long each
 device ran operators, and how long two or more devices ran them at the same time.
 """
+import atexit
 import collections
 import functools
 import json
 import os
+import shutil
 import tempfile
 
 import mxnet as mx
@@ -82,23 +84,37 @@ def traceable(devices):
     return shown
 
 
+_TRACE_DIR = []
+
+
+def _trace_dir():
+    """One scratch folder per process for the profiler's file, removed at exit. Not a folder per
+    trace: MXNet's profiler may write its file again after ``dump`` returned (a per-trace
+    TemporaryDirectory failed to remove itself, "Directory not empty", about once in 600 traces)."""
+    if not _TRACE_DIR:
+        _TRACE_DIR.append(tempfile.mkdtemp(prefix='mxdp-trace-'))
+        atexit.register(shutil.rmtree, _TRACE_DIR[0], True)
+    return _TRACE_DIR[0]
+
+
 def trace(fn, *args, **kwargs):
     """Run ``fn(*args, **kwargs)`` under MXNet's profiler; return ``(result, spans)`` with one
     :class:`Span` per operator run on a device, sorted by start time (notebook 01)."""
     checks.function(fn, 'fn')
     mx.nd.waitall()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, 'profile.json')
-        mx.profiler.set_config(profile_imperative=True, aggregate_stats=False, filename=path)
-        mx.profiler.set_state('run')
-        try:
-            result = fn(*args, **kwargs)
-            mx.nd.waitall()
-        finally:
-            mx.profiler.set_state('stop')
-        mx.profiler.dump(finished=False)      # finished=True would forbid any later trace
-        with open(path) as f:
-            events = _events(f.read())
+    path = os.path.join(_trace_dir(), 'profile.json')
+    if os.path.exists(path):
+        os.remove(path)
+    mx.profiler.set_config(profile_imperative=True, aggregate_stats=False, filename=path)
+    mx.profiler.set_state('run')
+    try:
+        result = fn(*args, **kwargs)
+        mx.nd.waitall()
+    finally:
+        mx.profiler.set_state('stop')
+    mx.profiler.dump(finished=False)      # finished=True would forbid any later trace
+    with open(path) as f:
+        events = _events(f.read())
     _LANES.update({e['pid']: e['args']['name'] for e in events if e.get('ph') == 'M'})
     begun, spans = {}, []
     for e in events:

@@ -105,9 +105,11 @@ def _fit(step, evaluate, train_iter, num_epochs, devices, progress):
             for i, s in enumerate(step(X, y, epoch)):
                 sums[i] += s
             n += len(y)
-        train_loss = sum(s.asscalar() for s in sums) / n       # waits for the devices
+        # float(): Python numbers in the history, in float64 on NumPy 1 and 2 alike (NumPy 2 would
+        # divide a float32 by n in float32, NEP 50, and JSON cannot save a NumPy float32)
+        train_loss = sum(float(s.asscalar()) for s in sums) / n       # waits for the devices
         seconds = time.perf_counter() - start
-        test_acc = evaluate()
+        test_acc = float(evaluate())
         for key, value in zip(history, (epoch, train_loss, test_acc, seconds)):
             history[key].append(value)
         if progress:

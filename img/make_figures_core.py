@@ -6,6 +6,11 @@
 - dp-batch-split.svg    notebook 03: even, uneven and weighted splits of a batch
 - dp-ring-steps.svg     notebook 04: reduce-scatter and all-gather steps of ring allreduce, k = 4
 - dp-naive-vs-ring.svg  notebook 04: who sends what to whom in the naive and the ring allreduce
+- dp-overlap-buckets.svg notebook 10: sending after the backward pass, as gradients are ready, in buckets
+- dp-sharded-step.svg   notebook 11: the replicated and the sharded optimizer step, k = 3
+- dp-four-moves.svg     notebook 05: the four moves of a data-parallel step on two devices
+- dp-store-placement.svg notebook 07: where the `local` and `device` stores keep merge buffers, weights
+                        and optimizer state, with the update on the store or on the devices
 """
 import os
 
@@ -215,8 +220,200 @@ def naive_vs_ring(k=4):
     save(fig, 'dp-naive-vs-ring.svg')
 
 
+def overlap_buckets():
+    """One device's backward pass (four layers, the last first) and, below it, when its gradients go
+    over the link: after the backward pass, as each is ready, in two buckets, in one bucket. Every
+    message pays a fixed cost (dark) before its bytes (light). Made-up unit costs, no measurement:
+    a layer 1, alpha 1, a gradient's bytes 0.4, so that the picture shows both effects."""
+    layer, alpha, nbytes = 1.0, 1.0, 0.4
+    ready = {g: (4 - g + 1) * layer for g in (4, 3, 2, 1)}        # gradient g is written at the end of its box
+    plans = [('(a) wait, then send', [[4], [3], [2], [1]], True),
+             ('(b) send as ready', [[4], [3], [2], [1]], False),
+             ('(b) in 2 buckets', [[4, 3], [2, 1]], False),
+             ('(b) in 1 bucket', [[4, 3, 2, 1]], False)]
+    fig, ax = plt.subplots(figsize=(9.5, 3.9))
+    y = len(plans) + 0.9
+    ax.text(-0.3, y + 0.3, 'backward: layer Li writes gi', ha='right', va='center', fontsize=11)
+    for g in (4, 3, 2, 1):
+        box(ax, ready[g] - layer, y, layer, 0.6, f'L{g}', color=COLORS[1], alpha=0.8, fontsize=10)
+    end_backward = ready[1]
+    ax.plot([end_backward] * 2, [0.1, y + 0.8], color='gray', ls=':', lw=1)
+    ax.text(end_backward, y + 1.0, 'backward ends', ha='center', fontsize=10, color='gray')
+    for row, (name, buckets, wait) in enumerate(plans):
+        y = len(plans) - 1 - row + 0.2
+        ax.text(-0.3, y + 0.3, name, ha='right', va='center', fontsize=11)
+        free = 0.0
+        for bucket in buckets:
+            start = max(free, end_backward if wait else max(ready[g] for g in bucket))
+            size = nbytes * len(bucket)
+            box(ax, start, y, alpha, 0.6, '', color=COLORS[3], alpha=0.9)
+            box(ax, start + alpha, y, size, 0.6, ','.join(f'g{g}' for g in bucket), color=COLORS[3], alpha=0.3,
+                fontsize=9)
+            free = start + alpha + size
+        ax.plot([free, free], [y - 0.1, y + 0.7], color='black', lw=2)
+        ax.text(free + 0.1, y + 0.3, f'done at {free:g}', va='center', fontsize=10)
+    ax.text(0, -0.35, 'dark: the fixed cost of a message (alpha); light: its bytes. Unit costs made up for '
+            'the picture: a layer 1, alpha 1, a gradient 0.4.', fontsize=10)
+    ax.set_xlim(-3.6, 11.2)
+    ax.set_ylim(-0.6, len(plans) + 2.1)
+    ax.axis('off')
+    save(fig, 'dp-overlap-buckets.svg')
+
+
+def sharded_step(k=3):
+    """Two rows of panels, k devices each: the replicated step (allreduce, then every device updates
+    every chunk with the optimizer state of every chunk) and the sharded step (reduce-scatter, device i
+    updates chunk i + 1 with that chunk's state only, all-gather of the weights). A device's row shows
+    its k chunks; 'Σ' marks a summed gradient chunk, 'new' an updated weight chunk; the state column
+    shows which chunks' Adam moments (m, v) the device keeps."""
+    owner = {i: (i + 1) % k for i in range(k)}              # helpers.comm.owner_chunk
+    w, h, px, py = 0.95, 0.55, 1.05, 0.85
+    stages = [('replicated', ['gradients', 'after allreduce', 'update (state: m, v)', 'weights']),
+              ('sharded', ['gradients', 'after reduce-scatter', 'update (state: m, v)', 'after all-gather'])]
+    fig, axes = plt.subplots(2, 4, figsize=(14, 6.2), gridspec_kw={'wspace': 0.12, 'hspace': 0.55})
+    for row, (name, titles) in enumerate(stages):
+        for col, title in enumerate(titles):
+            ax = axes[row][col]
+            ax.set_title(title, fontsize=12)
+            ax.axis('off')
+            for d in range(k):
+                y = (k - 1 - d) * py
+                if col == 0:
+                    ax.text(-0.15, y + h / 2, f'dev {d}', ha='right', va='center', fontsize=12)
+                for c in range(k):
+                    x = c * px
+                    if col == 0:                            # each device's own gradient
+                        box(ax, x, y, w, h, f'g{d}', color=COLORS[d], alpha=0.25, fontsize=11)
+                    elif col == 1:
+                        done = name == 'replicated' or c == owner[d]
+                        box(ax, x, y, w, h, 'Σ' if done else 'part', color=COLORS[c] if done else 'white',
+                            alpha=0.55 if done else 1.0, fontsize=11, edge=COLORS[c],
+                            textcolor='black' if done else '#888888')
+                    elif col == 2:
+                        keeps = name == 'replicated' or c == owner[d]
+                        box(ax, x, y, w, h, 'm, v' if keeps else '', color=COLORS[c] if keeps else 'white',
+                            alpha=0.55 if keeps else 1.0, fontsize=11, edge=COLORS[c] if keeps else '#cccccc')
+                    else:
+                        box(ax, x, y, w, h, 'new', color=COLORS[c], alpha=0.55, fontsize=11, edge=COLORS[c])
+            ax.set_xlim(-0.9 if col == 0 else -0.1, k * px)
+            ax.set_ylim(-0.2, k * py)
+        axes[row][0].text(-0.9, k * py + 0.55, f'{name} step', fontsize=14, fontweight='bold', ha='left')
+    fig.suptitle(f'one optimizer step on k = {k} devices: columns of a panel are the {k} chunks of the flat '
+                 'array; Σ = summed over all devices;\nsharded: device i keeps the Adam state (m, v) '
+                 f'of one chunk only, 1/{k} of the replicated state, and the wire carries the same bytes',
+                 fontsize=12, y=1.04)
+    save(fig, 'dp-sharded-step.svg')
+
+
+def four_moves():
+    """The four moves of one data-parallel step on two devices, left to right: split the batch,
+    forward and backward on every device with its own replica, allreduce the gradients, the same
+    update everywhere. Colours are the phase colours of notebook 05's timeline (helpers.plot), and
+    every box is also labelled, so nothing depends on colour alone."""
+    blue, orange, red, green = 'tab:blue', 'tab:orange', 'tab:red', 'tab:green'
+    fig, ax = plt.subplots(figsize=(12, 4.4))
+    ax.set_xlim(-0.2, 15.6)
+    ax.set_ylim(-1.0, 5.9)
+    ax.axis('off')
+    lanes = {0: 3.3, 1: 0.6}                                   # y of each device's row of boxes
+    for d, y in lanes.items():
+        box(ax, 2.75, y - 0.3, 12.8, 1.75, '', color='#f3f3f3', edge='#bbbbbb')
+        ax.text(2.85, y + 1.2, f'device {d}: its own copy of the weights W', ha='left', va='center',
+                fontsize=12, style='italic')
+    titles = [(1.1, '1. split'), (7.0, '2. forward + backward'), (10.6, '3. allreduce'), (14.0, '4. same update')]
+    for x, t in titles:
+        ax.text(x, 5.6, t, ha='center', va='center', fontsize=14, weight='bold')
+    # 1. split: the batch on the left, one shard per device
+    box(ax, 0.0, 1.2, 2.2, 2.6, 'batch\nof B\nexamples', color='#dddddd', fontsize=13)
+    for d, y in lanes.items():
+        box(ax, 3.0, y, 1.5, 0.9, f'shard {d}', color='#dddddd', fontsize=12)
+        arrow(ax, 2.2, 2.5, 3.0, y + 0.45, lw=1.5)
+    # 2. forward, then backward, on each device: its shard's gradient
+    for d, y in lanes.items():
+        box(ax, 4.8, y, 1.6, 0.9, 'forward', color=blue, alpha=0.35, fontsize=12)
+        box(ax, 6.7, y, 1.6, 0.9, 'backward', color=orange, alpha=0.45, fontsize=12)
+        box(ax, 8.6, y, 0.8, 0.9, f'g{d}', color=orange, alpha=0.45, fontsize=14)
+        for x0, x1 in ((4.5, 4.8), (6.4, 6.7), (8.3, 8.6)):
+            arrow(ax, x0, y + 0.45, x1, y + 0.45, lw=1.5)
+    # 3. allreduce: both gradients in, their sum out to both devices
+    box(ax, 9.8, 1.75, 1.6, 1.5, 'g0 + g1', color=red, alpha=0.3, fontsize=14)
+    for d, y in lanes.items():
+        mid = 2.5 + (0.4 if d == 0 else -0.4)
+        arrow(ax, 9.4, y + 0.45, 9.8, mid, color=red, lw=1.5)
+        box(ax, 11.8, y, 0.8, 0.9, 'g', color=red, alpha=0.3, fontsize=14)
+        arrow(ax, 11.4, mid, 11.8, y + 0.45, color=red, lw=1.5)
+    # 4. the same update on every device: the copies stay identical
+    for d, y in lanes.items():
+        box(ax, 12.9, y, 2.5, 0.9, 'W -= lr / B * g', color=green, alpha=0.35, fontsize=13)
+        arrow(ax, 12.6, y + 0.45, 12.9, y + 0.45, lw=1.5)
+    ax.text(7.7, -0.6, 'after the allreduce every device holds the same sum g of the shard gradients, '
+            'so the same update\nkeeps the copies of W identical, to the last bit', ha='center', va='center',
+            fontsize=12)
+    save(fig, 'dp-four-moves.svg')
+
+
+def store_placement(k=3):
+    """Notebook 07: one key of a single-machine KVStore on k GPUs, four panels: ``local`` / ``device``
+    (rows) x update on the store / on the devices (columns, Gluon's ``update_on_kvstore``). What the
+    store allocates is hatched and orange; what every device holds for training is plain grey. MXNet
+    1.9.1: ``CommCPU::Reduce`` / ``CommDevice::Reduce`` (src/kvstore/comm.h) make the merge buffer
+    and k-1 copy buffers; ``KVStoreLocal::PushImpl`` (src/kvstore/kvstore_local.h) moves the store's
+    weights to the merge buffer's GPU; the optimizer creates its state next to the weights it updates."""
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10))
+    xs = [0.3 + d * 3.25 for d in range(k)]            # left edge of each GPU's items
+    step, top = 0.6, 3.3                               # rows inside a GPU box, from the top down
+
+    def item(ax, x, y, text, mine, w=2.75):
+        ax.add_patch(Rectangle((x, y), w, 0.48, facecolor='#d9d9d9' if mine else COLORS[1],
+                               alpha=1.0 if mine else 0.45, edgecolor='black', lw=1,
+                               hatch=None if mine else '//'))
+        ax.text(x + w / 2, y + 0.24, text, ha='center', va='center', fontsize=12,
+                bbox=None if mine else dict(facecolor='white', edgecolor='none', alpha=0.85, pad=0.6))
+
+    for r, kv in enumerate(('local', 'device')):
+        for c, on_store in enumerate((True, False)):
+            ax = axes[r, c]
+            where = 'on the store' if on_store else 'on every device'
+            ax.set_title(f"'{kv}' store, update {where}\n(update_on_kvstore={on_store})", fontsize=13)
+            box(ax, 0.1, 4.7, 9.75, 2.15, '', color='#f7f7f7')
+            ax.text(0.3, 6.55, 'host (CPU) memory', fontsize=12, va='center')
+            buffers = ['merge buffer', f'copy buffers x {k - 1}']
+            buffers += ["store's weights", 'optimizer state'] if on_store else []
+            mine = ['weights', 'gradient'] + ([] if on_store else ['optimizer state'])
+            for d, x in enumerate(xs):
+                box(ax, x - 0.15, -1.1, 3.05, 5.35, '', color='#f7f7f7')
+                owner = kv == 'device' and d == 0
+                ax.text(x + 1.375, 3.95, f'GPU {d}' + (' (owner)' if owner else ''), ha='center',
+                        va='center', fontsize=12, fontweight='bold' if owner else 'normal')
+                rows = mine + (buffers if owner else [])
+                for i, text in enumerate(rows):
+                    item(ax, x, top - step * i, text, i < len(mine))
+            if kv == 'local':
+                for i, text in enumerate(buffers):
+                    item(ax, 0.3 + 4.8 * (i % 2), 5.75 - 0.65 * (i // 2), text, False, w=4.5)
+                for x in xs:
+                    arrow(ax, x + 1.375, 4.3, x + 1.375, 4.65, style='<|-|>', lw=1.6)
+            else:
+                ax.text(4.95, 5.7, 'nothing of this key', ha='center', va='center', fontsize=12, color='#555555')
+                for x in xs[1:]:                          # below the boxes, to the owner
+                    arrow(ax, x + 1.375, -1.15, xs[0] + 1.9, -1.15, style='<|-|>', lw=1.6, rad=-0.22)
+            back = 'new weights' if on_store else 'the summed gradient'
+            ax.text(4.95, -2.35, f'push: every gradient in;  pull: {back} out', ha='center', va='center',
+                    fontsize=12)
+            ax.set_xlim(0, 10)
+            ax.set_ylim(-2.6, 7.0)
+            ax.axis('off')
+    fig.suptitle(f'One key on k = {k} GPUs. Hatched: what the store allocates; grey: what every GPU holds '
+                 'to train', fontsize=13)
+    fig.tight_layout()
+    save(fig, 'dp-store-placement.svg')
+
 if __name__ == '__main__':
     naive_vs_ring()
     data_vs_model()
     batch_split()
     ring_steps()
+    overlap_buckets()
+    sharded_step()
+    four_moves()
+    store_placement()

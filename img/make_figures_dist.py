@@ -4,6 +4,8 @@
 
 - dp-parameter-server.svg  notebook 08: scheduler, servers and workers, and who talks to whom
   (its text 12 pt and larger, to be read when projected)
+- dp-two-machines.svg      notebook 09: two "machines" (network namespaces) joined by a capped veth pair,
+  the parameter server's processes placed on them, and what crosses the cable in one step
 """
 import os
 import sys
@@ -55,5 +57,39 @@ def parameter_server(num_workers=3, num_servers=2):
     save(fig, 'dp-parameter-server.svg')
 
 
+def two_machines():
+    """Notebook 09, part 2: scheduler, server 0 and worker 0 on machine a, worker 1 on machine b; only
+    worker 1's push and pull cross the veth pair, whose every end is capped by tc and counted by the kernel."""
+    fig, ax = plt.subplots(figsize=(10.5, 4.4))
+    for x, w, name, addr in ((0.2, 5.3, 'a', '10.77.0.1'), (7.9, 3.4, 'b', '10.77.0.2')):
+        box(ax, x, 0.25, w, 4.2, '', color='#f3f3f3')
+        ax.text(x + w / 2, 4.05, f'machine {name}', ha='center', va='center', fontsize=15, weight='bold')
+        ax.text(x + w / 2, 3.6, f'namespace …-{name}, {addr}', ha='center', va='center', fontsize=12)
+    box(ax, 0.5, 2.55, 1.9, 0.7, 'scheduler', color='#e0e0e0', fontsize=13)
+    box(ax, 2.6, 1.65, 1.9, 0.7, 'server 0', color=COLORS[2], alpha=0.35, fontsize=13)
+    box(ax, 2.6, 0.5, 1.9, 0.7, 'worker 0', color=COLORS[4], alpha=0.3, fontsize=13)
+    box(ax, 9.1, 1.65, 1.9, 0.7, 'worker 1', color=COLORS[4], alpha=0.3, fontsize=13)
+    arrow(ax, 3.3, 1.2, 3.3, 1.65, color=PUSH, lw=2)             # worker 0 <-> server 0: a's loopback
+    arrow(ax, 3.8, 1.65, 3.8, 1.2, color=PULL, lw=2)
+    ax.text(1.45, 0.95, "a's loopback:\nnot on the cable", ha='center', va='center', fontsize=12,
+            color='#555555')
+    for x in (4.6, 8.0):                                            # the veth pair: one end in each
+        box(ax, x, 1.65, 0.8, 0.7, 'veth0', color='white', fontsize=12)
+    ax.plot([5.4, 8.0], [2.0, 2.0], color='#8c8c8c', lw=5, solid_capstyle='butt')
+    for y, color, (x0, x1) in ((2.2, PUSH, (9.1, 4.5)), (1.8, PULL, (4.5, 9.1))):
+        arrow(ax, x0, y, x1, y, color=color, lw=2.5)               # through both ends and the cable
+    ax.text(6.7, 2.75, 'a veth pair:\nthe "cable"', ha='center', va='center', fontsize=12)
+    ax.text(6.7, 1.0, 'each end capped\n(tc tbf, R bit/s);\nthe kernel counts\nevery byte',
+            ha='center', va='center', fontsize=12, color='#555555')
+    ax.plot([], [], color=PUSH, lw=2.5, label='push: the gradient, N bytes (N/16 with 2-bit compression)')
+    ax.plot([], [], color=PULL, lw=2.5, label='pull: the new weights, N bytes (always float32)')
+    ax.legend(loc='upper left', bbox_to_anchor=(0.0, 0.02), ncol=1, frameon=False, fontsize=12)
+    ax.set_xlim(0, 11.5)
+    ax.set_ylim(0.2, 4.5)
+    ax.axis('off')
+    save(fig, 'dp-two-machines.svg')
+
+
 if __name__ == '__main__':
     parameter_server()
+    two_machines()

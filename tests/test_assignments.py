@@ -16,7 +16,7 @@ from conftest import NOTEBOOKS, ROOT
 sys.path.insert(0, ROOT)
 from tools import assignments  # noqa: E402
 
-from helpers.lessoncheck import CHECKS, CheckFailed  # noqa: E402
+from helpers.lessoncheck import CheckFailed  # noqa: E402
 
 pytest.importorskip('nbgrader', reason='nbgrader is installed by `make setup` (requirements.txt)')
 
@@ -62,16 +62,25 @@ def _run_checks(nb):
     return outcome
 
 
+def _signature(node):
+    """A function's arguments; a class's bases and each method's name and arguments."""
+    if isinstance(node, ast.ClassDef):
+        return ([ast.dump(b) for b in node.bases],
+                [(f.name, ast.dump(f.args)) for f in node.body if isinstance(f, ast.FunctionDef)])
+    return ast.dump(node.args)
+
+
 def test_every_numbered_notebook_with_checked_lessons_is_an_assignment(edition):
     out, made = edition
     for path in sorted(glob.glob(os.path.join(NOTEBOOKS, '[0-9][0-9]-*.ipynb'))):
         nb = nbformat.read(path, as_version=4)
         names = [n for cell in nb.cells for n in assignments.lessons(cell)]
-        checked = [n.rpartition('.')[2] for n in names if n in CHECKS]
+        checked = [n.rpartition('.')[2] for n in assignments.checks_of(names)]
         assignment = os.path.basename(path)[:-len('.ipynb')]
         assert made.get(assignment, []) == checked, assignment
     for required in ('split_and_load', 'allreduce_naive', 'reduce_scatter', 'all_gather', 'allreduce_ring',
-                     'train_batch_scratch'):
+                     'train_batch_scratch', 'merge_buffer_owners', 'train_worker', 'run_local_job', 'WarmUp',
+                     'allreduce_bucketed', 'train_batch_sharded', 'train_batch_fp16', 'train_batch_accumulated'):
         assert any(required in names for names in made.values()), required
 
 
@@ -86,15 +95,15 @@ def test_each_exercise_keeps_signature_docstring_and_hint_and_is_followed_by_its
                 assert os.path.exists(os.path.join(out, 'source', assignment, link)), link
             if not cell.metadata.get('nbgrader', {}).get('solution'):
                 continue
-            checked = [q for q in assignments.lessons(cell) if q in CHECKS]
+            checked = assignments.checks_of(assignments.lessons(cell))
             released = _released(nb).cells[i].source
-            for j, qualname in enumerate(checked):
+            for j, (qualname, check) in enumerate(checked.items()):
                 name = qualname.rpartition('.')[2]
                 helper = [n for n in ast.parse(cell.source).body if getattr(n, 'name', None) == name][0]
                 stub = [n for n in ast.parse(released).body if getattr(n, 'name', None) == name][0]
-                assert ast.dump(stub.args) == ast.dump(helper.args)                  # the same signature
+                assert _signature(stub) == _signature(helper)                        # the same signature
                 assert ast.get_docstring(stub) == ast.get_docstring(helper)           # and docstring
-                assert f'# Hint: {CHECKS[qualname].hint}' in released
+                assert f'# Hint: {check.hint}' in released
                 assert "raise NotImplementedError('not written yet')" in released
                 test = nb.cells[i + 1 + j]
                 assert test.metadata.nbgrader['grade'] and test.metadata.nbgrader['locked']

@@ -53,6 +53,19 @@ def _figures(path, deck=False):
     return md, png
 
 
+def _shown_figure():
+    """``(notebook name, [alt, ...])`` of the first notebook whose figures were shown by
+    helpers.plot.show with a table of numbers (image/png + text/html), or None."""
+    for path in NUMBERED:
+        alts = [''.join(o['data']['text/plain']) for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == 'code' for o in c.outputs
+                if {'image/png', 'text/html'} <= set(o.get('data', {}))]
+        if any('<details>' in ''.join(o['data']['text/html']) for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == 'code' for o in c.outputs if 'text/html' in o.get('data', {})):
+            return os.path.basename(path), alts
+    return None
+
+
 def _has_maths(path):
     nb = nbformat.read(path, as_version=4)
     return any(re.search(r'\$[^$\n]+\$', c.source) for c in nb.cells if c.cell_type == 'markdown')
@@ -222,6 +235,23 @@ def test_jupyterlab_shows_figures_runs_a_cell_and_asks_for_nothing(context, tmp_
         assert decoy == 'not-used', "a user-level kernelspec named python3 replaced the venv's"
         output.evaluate('out => out.closest(".jp-Cell").scrollIntoView({block: "center"})')
         _shoot(page, 'lab-cell-run.png')
+
+        # A figure made by helpers.plot.show: JupyterLab renders its HTML (the <img> with its alt
+        # text, then the closed table of its numbers), not the bare PNG (docs/accessibility.md).
+        # (In a page of its own: leaving this one, with its new cell unsaved, would ask to stay.)
+        shown = _shown_figure()
+        if shown:
+            name, alts = shown
+            other = context.new_page()
+            other.goto(f'{base}/lab/tree/notebooks/{name}')
+            html_figures = f'{panel} .jp-OutputArea-output[data-mime-type="text/html"] img'
+            other.locator(html_figures).first.wait_for()
+            rendered = other.locator(html_figures).evaluate_all('imgs => imgs.map(i => i.alt)')
+            assert rendered[:len(alts)] == alts, f'{name}: alt texts in JupyterLab {rendered}, stored {alts}'
+            assert other.locator(f'{panel} .jp-OutputArea-output details > summary').count() >= 1
+            other.locator(html_figures).first.scroll_into_view_if_needed()
+            _shoot(other, 'lab-figure-alt.png')
+            other.close()
 
         # No pop-up (news, updates) asked for the internet, at any point.
         assert page.locator('.Toastify__toast').count() == 0, page.locator('.Toastify__toast').all_inner_texts()

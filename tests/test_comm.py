@@ -67,6 +67,18 @@ def test_bytes_sent_match_the_formulas(k, size):
     assert sum(ring_bytes_per_device(k, size, 4)) == 2 * (k - 1) * 4 * size   # the same total as naive
 
 
+@pytest.mark.parametrize('k', range(2, 9))
+def test_the_lower_bound_is_on_the_busiest_device_not_on_every_device(k):
+    """2 (k-1)/k N bounds the busiest device of any allreduce (Patarasuk & Yuan 2009): both algorithms
+    reach it there, the ring on every device; the naive algorithm's other devices send only N, which
+    is below it for k > 2 (notebook 04's naive run: 4,000 < 6,000 bytes at k = 4)."""
+    size = 1000 * k                                   # k divides it: the textbook formula is exact
+    bound = ring_lower_bound(k, 4 * size)
+    naive, ring = naive_bytes_per_device(k, size), ring_bytes_per_device(k, size)
+    assert max(naive) >= bound and max(ring) == bound and min(ring) == bound
+    assert (min(naive) < bound) == (k > 2)
+
+
 @pytest.mark.parametrize('algorithm', ALGORITHMS)
 @pytest.mark.parametrize('bad, error, match', [
     ([], ValueError, 'empty list'),

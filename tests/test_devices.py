@@ -11,6 +11,12 @@ def no_override(monkeypatch):
     monkeypatch.delenv(devices.FORCE_ENV, raising=False)
 
 
+@pytest.fixture
+def four_gpus(monkeypatch):
+    """As if MXNet saw four GPUs: creating mx.gpu(i) contexts needs no GPU, only counting them does."""
+    monkeypatch.setattr(devices, 'num_gpus', lambda: 4)
+
+
 def test_default_is_every_gpu_or_two_stand_ins(no_override):
     ds = devices.get_devices()
     if devices.num_gpus():
@@ -19,20 +25,105 @@ def test_default_is_every_gpu_or_two_stand_ins(no_override):
         assert ds == [mx.cpu(0), mx.cpu(1)]
 
 
+def test_default_on_a_machine_with_gpus_is_every_gpu(no_override, four_gpus):
+    assert devices.get_devices() == [mx.gpu(i) for i in range(4)]
+    assert devices.get_devices(3) == [mx.gpu(0), mx.gpu(1), mx.gpu(2)]
+    assert devices.get_devices(5) == [mx.cpu(i) for i in range(5)]      # more than there are: stand-ins
+    assert devices.describe(devices.get_devices()) == 'using 4 GPUs [gpu(0), gpu(1), gpu(2), gpu(3)] of 4 found'
+
+
 @pytest.mark.parametrize('value, k', [('cpu', 2), ('cpu:1', 1), ('cpu:4', 4), (' CPU:8 ', 8), ('cpu:03', 3)])
 def test_the_environment_variable_sets_k_and_forces_stand_ins(monkeypatch, value, k):
     monkeypatch.setenv(devices.FORCE_ENV, value)
     assert devices.get_devices() == [mx.cpu(i) for i in range(k)]
     assert devices.get_devices(3) == [mx.cpu(i) for i in range(3)]   # explicit k: stand-ins too
+    assert devices.forced_standins() == k
     assert f'{devices.FORCE_ENV}=' in devices.describe(devices.get_devices())
 
 
-@pytest.mark.parametrize('value', ['gpu', 'cpu:0', 'cpu:00', 'cpu:', 'cpu:x', 'cpu:-1', 'cpu:2.5', 'cpu:²',
-                                   'cpu:4:4', '4'])
-def test_a_malformed_override_is_a_value_error_naming_the_variable(monkeypatch, value):
+def test_stand_ins_are_forced_on_a_gpu_machine_too(monkeypatch, four_gpus):
+    monkeypatch.setenv(devices.FORCE_ENV, 'cpu:3')
+    assert devices.get_devices() == [mx.cpu(i) for i in range(3)]
+    assert devices.get_devices(2) == [mx.cpu(0), mx.cpu(1)]
+    assert devices.describe(devices.get_devices()).endswith(': MXDP_DEVICES=cpu:3')
+
+
+@pytest.mark.parametrize('value, ids', [('gpu:0,2', [0, 2]), ('gpu:3', [3]), ('gpu:2,0', [2, 0]),
+                                        (' GPU:0, 1 ,3 ', [0, 1, 3]), ('gpu:00,01', [0, 1]),
+                                        ('gpu:0,1,2,3', [0, 1, 2, 3])])
+def test_gpu_ids_select_those_gpus_in_that_order(monkeypatch, four_gpus, value, ids):
+    monkeypatch.setenv(devices.FORCE_ENV, value)
+    chosen = devices.get_devices()
+    assert chosen == [mx.gpu(i) for i in ids]
+    assert devices.forced_standins() is None
+    line = devices.describe(chosen)
+    assert line.startswith(f'using {len(ids)} GPU') and 'of 4 found' in line and f'{devices.FORCE_ENV}=' in line
+
+
+def test_explicit_k_takes_the_first_selected_gpus_else_stand_ins(monkeypatch, four_gpus):
+    monkeypatch.setenv(devices.FORCE_ENV, 'gpu:3,1')
+    assert devices.get_devices(1) == [mx.gpu(3)]
+    assert devices.get_devices(2) == [mx.gpu(3), mx.gpu(1)]
+    assert devices.get_devices(3) == [mx.cpu(0), mx.cpu(1), mx.cpu(2)]    # only two GPUs selected
+
+
+@pytest.mark.parametrize('value, gpus, said', [
+    ('gpu:4', 4, 'no GPU 4: MXNet sees 4 GPUs, numbered 0 to 3'),      # an id beyond the GPUs present
+    ('gpu:0,7', 4, 'no GPU 7'),
+    ('gpu:1', 1, 'no GPU 1: MXNet sees one GPU, gpu(0)'),
+    ('gpu:0', 0, 'no GPU 0: MXNet sees no GPU'),                        # a CPU machine
+    ('gpu:0,2,0', 4, 'GPU 0 is listed twice'),                          # a repeated id
+    ('gpu:1,01', 4, 'GPU 1 is listed twice'),
+])
+def test_a_gpu_that_is_not_there_or_listed_twice_is_a_value_error(monkeypatch, value, gpus, said):
+    monkeypatch.setattr(devices, 'num_gpus', lambda: gpus)
+    monkeypatch.setenv(devices.FORCE_ENV, value)
+    for call in (devices.get_devices, lambda: devices.get_devices(1), devices.forced_standins):
+        with pytest.raises(ValueError, match=devices.FORCE_ENV) as error:
+            call()
+        assert said in str(error.value)
+
+
+def test_the_error_says_how_cuda_visible_devices_renumbers(monkeypatch):
+    monkeypatch.setattr(devices, 'num_gpus', lambda: 2)
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '2,3')
+    with pytest.raises(ValueError, match="CUDA_VISIBLE_DEVICES='2,3' is set: MXNet numbers the visible GPUs from 0"):
+        devices.parse_devices('gpu:3', devices.num_gpus())
+    assert devices.parse_devices('gpu:1', devices.num_gpus()) == [mx.gpu(1)]   # the machine's GPU 3
+
+
+@pytest.mark.parametrize('value', ['gpu', 'gpu:', 'gpu:,', 'gpu:0,', 'gpu:,1', 'gpu:0,,1', 'gpu:-1', 'gpu:1.5',
+                                   'gpu:x', 'gpu:0;2', 'gpu:0 2', 'gpu:²', 'gpu(0)', 'gpu:0:1', 'cuda:0', 'gpus:0',
+                                   'cpu:0', 'cpu:00', 'cpu:', 'cpu:x', 'cpu:-1', 'cpu:2.5', 'cpu:²', 'cpu:4:4',
+                                   'cpu:0,1', '4', 'all'])
+def test_a_malformed_value_is_a_value_error_naming_the_variable(monkeypatch, four_gpus, value):
     monkeypatch.setenv(devices.FORCE_ENV, value)
     with pytest.raises(ValueError, match=devices.FORCE_ENV):
         devices.get_devices()
+    with pytest.raises(ValueError, match='expected "cpu"'):
+        devices.parse_devices(value, 4)
+
+
+@pytest.mark.parametrize('value', ['', '   '])
+def test_an_empty_value_asks_for_nothing(monkeypatch, four_gpus, value):
+    assert devices.parse_devices(value, 4) is None
+    monkeypatch.setenv(devices.FORCE_ENV, value)
+    assert devices.get_devices() == [mx.gpu(i) for i in range(4)]
+
+
+@pytest.mark.parametrize('value, gpus, error', [(None, 4, TypeError), (['gpu:0'], 4, TypeError),
+                                                (b'gpu:0', 4, TypeError), ('gpu:0', '4', TypeError),
+                                                ('gpu:0', 2.0, TypeError), ('gpu:0', -1, ValueError)])
+def test_parse_devices_refuses_bad_arguments(value, gpus, error):
+    with pytest.raises(error, match='value must be|gpus must be'):
+        devices.parse_devices(value, gpus)
+
+
+def test_parse_devices_says_what_a_value_would_select_on_another_machine():
+    assert devices.parse_devices('gpu:0,2', 8) == [mx.gpu(0), mx.gpu(2)]
+    assert devices.parse_devices('gpu:0,2', np.int64(3)) == [mx.gpu(0), mx.gpu(2)]
+    assert devices.parse_devices('cpu:3', 0) == [mx.cpu(0), mx.cpu(1), mx.cpu(2)]
+    assert devices.parse_devices('cpu', 8) == [mx.cpu(0), mx.cpu(1)]
 
 
 @pytest.mark.parametrize('k', [1, 2, np.int64(4), 8])

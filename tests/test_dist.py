@@ -18,7 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
-from helpers import dist, dist_train, launcher, procs
+from helpers import dist, dist_train, launcher, lessoncheck, procs
 from helpers import job as job_module
 from helpers.dist_train import my_shard, steps_per_epoch
 
@@ -54,6 +54,10 @@ def test_bad_arguments_are_refused_before_anything_starts():
 
 
 def test_each_worker_reads_its_own_part_of_the_data():
+    for case in lessoncheck.SHARD_CASES:           # helpers.lessoncheck's laws (check_my_shard, check_steps_per_epoch)
+        lessoncheck.law_my_shard(my_shard, **case)
+    for case in lessoncheck.STEPS_CASES:
+        lessoncheck.law_steps_per_epoch(steps_per_epoch, **case)
     X, y = np.arange(10), np.arange(10) * 10
     parts = [my_shard(X, y, rank, 3) for rank in range(3)]
     assert [b for _, _, b in parts] == [(0, 4), (4, 7), (7, 10)]
@@ -61,6 +65,29 @@ def test_each_worker_reads_its_own_part_of_the_data():
     assert all(np.array_equal(p[1], p[0] * 10) for p in parts)
     # every worker takes the steps of the smallest shard: 3 examples, batches of 2 -> 1 step
     assert steps_per_epoch(10, 3, 2) == 1 and steps_per_epoch(12000, 2, 64) == 93
+
+
+@pytest.mark.parametrize('script', ['done', 'dies', 'timeout', 'interrupt'])
+def test_run_local_job_stops_the_job_however_it_ends(script):
+    """helpers.lessoncheck's law (the readers' check_run_local_job), against a scripted stand-in for Job: no
+    process starts. The real jobs below end the same four ways."""
+    lessoncheck.law_job_always_stopped(dist.run_local_job, script)
+
+
+def test_push_then_pull_is_a_push_and_a_pull():
+    """helpers.lessoncheck's laws (the readers' check_push_then_pull), on a recording stand-in and on MXNet's
+    local store."""
+    for k, out, priority in ((1, True, 0), (2, True, -3), (3, False, 0)):
+        lessoncheck.law_push_then_pull(dist_train.push_then_pull, k, out, priority)
+    for k in (1, 2, 3):
+        lessoncheck.law_push_then_pull_on_a_store(dist_train.push_then_pull, k)
+
+
+@pytest.mark.parametrize('case', lessoncheck.WORKER_CASES)
+def test_a_worker_takes_the_step_of_the_global_batch(case):
+    """helpers.lessoncheck's law (the readers' check_train_worker), in this process: a stand-in dist_sync
+    store of workers that all push the same gradients."""
+    lessoncheck.law_worker_takes_the_global_step(dist_train.train_worker, **case)
 
 
 def test_launcher_is_mxnets_own():
@@ -128,11 +155,13 @@ def test_two_machines_places_a_job_in_namespaces_that_last_the_block(monkeypatch
     assert not spaces & set(netns.namespaces())
 
 
-def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path):
+def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    host = job_module.loopback_address()               # the address the job will use (its own)
+    monkeypatch.setattr(job_module, 'loopback_address', lambda: host)
     busy = socket.socket()
     for port in range(9091, 9999):  # the launcher's first choice is the first free port from 9091
         try:
-            busy.bind((dist.LOOPBACK, port))
+            busy.bind((host, port))
             break
         except OSError:
             continue
@@ -143,7 +172,7 @@ def test_small_dist_sync_job_runs_skips_a_busy_port_and_leaves_nothing_behind(tm
                                     timeout=180, echo=lines.append)
     finally:
         busy.close()
-    assert result.port is not None and result.port != port
+    assert result.port is not None and result.port != port and result.host == host
     assert sorted(result.nodes) == ['scheduler', 'server 0', 'worker 0', 'worker 1']
     assert all(info['exit'] == 0 for info in result.nodes.values())
     ranks = sorted(int(line.split()[1]) for w in ('worker 0', 'worker 1')
@@ -373,11 +402,12 @@ def test_side_by_side_jobs_on_two_hosts_measure_the_push_and_pull(tmp_path):
 
 
 def test_a_scheduler_that_could_not_bind_its_port_is_explained():
-    """Two jobs started at the same moment can both be given the same port: dmlc_tracker tests it,
-    closes it, and the scheduler binds it later. ps-lite then says only 'bind failed'."""
+    """dmlc_tracker tests a port, closes it, and the scheduler binds it later: another process on the
+    job's address can take it meanwhile (two jobs no longer can: each has an address of its own).
+    ps-lite then says only 'bind failed'."""
     import queue
     job = dist.Job.__new__(dist.Job)
-    job._out, job.lines, job._say = queue.Queue(), [], lambda line: None
+    job._out, job.lines, job.heard, job._say = queue.Queue(), [], {}, lambda line: None
     job._out.put('[scheduler] MXNetError: Check failed: my_node_.port != -1 (-1 vs. -1) : bind failed')
     hint = job._bind_hint('scheduler', {'port': '9091'})
     assert 'could not bind port 9091' in hint and 'Start the job again' in hint
@@ -460,3 +490,34 @@ def test_the_stall_limit_follows_the_measured_step_time():
     assert job.stall_limit() == job_module.STALL_FLOOR
     job.steps = {'worker 0': [(0, 0.0), (1, 60.0)]}
     assert job.stall_limit() == job_module.STALL_CEILING
+
+
+@pytest.mark.parametrize('env, gpus, worker, count, expected', [
+    ('', 4, 1, 2, ['gpu(2)', 'gpu(3)']),               # every GPU: worker 1 takes the next two
+    ('gpu:1,3', 4, 0, 1, ['gpu(1)']),                   # MXDP_DEVICES=gpu:... is the pool
+    ('gpu:1,3', 4, 1, 1, ['gpu(3)']),
+    ('gpu:2', 4, 0, 2, ['cpu(0)', 'cpu(1)']),           # one GPU listed: two devices are stand-ins
+    ('cpu:2', 4, 0, 1, ['cpu(0)']),                     # stand-ins forced
+    ('', 0, 0, 2, ['cpu(0)', 'cpu(1)']),
+])
+def test_worker_devices_come_from_the_gpus_the_series_may_use(monkeypatch, env, gpus, worker, count, expected):
+    from helpers import devices
+    monkeypatch.setattr(devices, 'num_gpus', lambda: gpus)
+    monkeypatch.setenv('MXDP_DEVICES', env)
+    assert [str(d) for d in dist_train.worker_devices(worker, count)] == expected
+
+
+def test_two_jobs_at_once_stay_apart(tmp_path):
+    """Two jobs started together (two test suites on one machine, issue 22) each keep their own
+    scheduler: each binds an address of its own in 127.0.0.0/8, so neither can join the other."""
+    outs = {name: tmp_path / name for name in ('a', 'b')}
+    for out in outs.values():
+        out.mkdir()
+    found = dist.run_side_by_side({name: (SMALL + ['--out', str(out)], 2) for name, out in outs.items()},
+                                  timeout=240, isolate=False)
+    hosts = {found[name]['result'].host for name in outs}
+    assert len(hosts) == 2 and all(h.startswith('127.') and h != '127.0.0.1' for h in hosts)
+    import mxnet as mx
+    for out in outs.values():                     # within each job, dist_sync gave identical weights
+        p0, p1 = (mx.nd.load(str(out / f'params-rank{r}.params')) for r in (0, 1))
+        assert all((p0[k] == p1[k]).min().asscalar() == 1 for k in p0)

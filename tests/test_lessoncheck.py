@@ -20,12 +20,28 @@ def _helper(qualname):
     return getattr(importlib.import_module(module), name)
 
 
+PREAMBLE = """import time
+import numpy as np
+import mxnet as mx
+from mxnet import autograd, gluon, nd
+from helpers import checks, costmodel
+from helpers.buckets import plan_buckets
+from helpers.comm import copy_to, reduce_scatter, all_gather, allreduce, allreduce_naive, owner_chunk
+from helpers.data import ArrayLoader
+from helpers.job import DistJobTimeout, Job
+from helpers.models import lenet, lenet_scratch
+from helpers.precision import all_finite, allreduce_fp16
+from helpers.scaling import FRAME_PAYLOAD, RECIPES, WarmUp
+from helpers.sharding import forward_backward, views_of
+from helpers.split import shard_bounds, split_batch
+from helpers.train import sgd, loss, train_batch
+"""
+
+
 def _define(source, name):
-    """A function as a reader's notebook cell defines it (the names notebook 04 and 05 import)."""
+    """A function as a reader's notebook cell defines it (the names notebooks 04-12 import)."""
     namespace, cell = {}, f'/tmp/ipykernel_0/{abs(hash(source))}.py'
-    source = ('from helpers import checks\nfrom helpers.comm import copy_to, reduce_scatter, all_gather, allreduce\n'
-              'from helpers.split import shard_bounds, split_batch\nfrom helpers.train import sgd, loss\n'
-              'from helpers.models import lenet_scratch\nfrom mxnet import autograd\n' + source)
+    source = PREAMBLE + source
     linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)     # as IPython does for a cell
     exec(compile(source, cell, 'exec'), namespace)
     return namespace[name]
@@ -43,13 +59,23 @@ def test_every_check_passes_on_the_lessons_of_helpers(qualname, capsys):
         print(f'\n{qualname}: {report.cases} cases in {report.seconds:.2f} s', end='')
 
 
+def _stub(source):
+    """The source of a lesson function, or of every method of a lesson class, with its body (after the
+    docstring) replaced by ``raise NotImplementedError``, as the student edition has it."""
+    lines = source.splitlines()
+    node = ast.parse(source).body[0]
+    functions = [n for n in node.body if isinstance(n, ast.FunctionDef)] if isinstance(node, ast.ClassDef) else [node]
+    for f in reversed(functions):
+        body = f.body[1:] if ast.get_docstring(f) is not None and len(f.body) > 1 else f.body
+        indent = ' ' * body[0].col_offset
+        lines[body[0].lineno - 1:f.end_lineno] = [f'{indent}raise NotImplementedError("not written yet")']
+    return '\n'.join(lines) + '\n'
+
+
 @pytest.mark.parametrize('qualname', QUALNAMES)
 def test_a_stub_is_not_written_yet_never_a_traceback(qualname):
     name = qualname.rpartition('.')[2]
-    source = inspect.getsource(_helper(qualname))
-    node = ast.parse(source).body[0]
-    header = '\n'.join(source.splitlines()[:node.body[0].lineno - 1])         # the def line(s), as written
-    stub = _define(f'{header}\n    raise NotImplementedError("not written yet")\n', name)
+    stub = _define(_stub(inspect.getsource(_helper(qualname))), name)
     report = verify(qualname, stub)
     assert report.not_written and not report.ok
     with pytest.raises(CheckFailed) as failed:
@@ -65,6 +91,18 @@ def test_a_function_that_calls_a_stub_names_the_stub():
                    'def reduce_scatter(arrays, send=copy_to):\n    raise NotImplementedError\n', 'allreduce_ring')
     report = verify('helpers.comm.allreduce_ring', ring)
     assert 'it calls reduce_scatter, which is not written yet' in report.text()
+    recipe = _define('''
+class WarmUp(mx.lr_scheduler.LRScheduler):
+    def __call__(self, num_update):
+        raise NotImplementedError
+def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
+    lr = base_lr if recipe == 'fixed' else base_lr * batch_size / base_batch
+    if recipe != 'warmup' or warmup_steps == 0 or lr <= base_lr:
+        return {'learning_rate': lr}
+    return {'learning_rate': lr, 'lr_scheduler': WarmUp(base_lr=lr, warmup_steps=warmup_steps)}
+''', 'lr_recipe')
+    assert 'it calls WarmUp, which is not written yet' in verify('helpers.scaling.lr_recipe', recipe).text()
+    assert 'its method __call__ still raises' in verify('helpers.scaling.WarmUp', recipe.__globals__['WarmUp']).text()
 
 
 WRONG = {
@@ -195,6 +233,286 @@ def sgd(params, lr, batch_size):
     for p in params:
         p = p - lr * p.grad / batch_size
 ''', 'update it in place'),
+    # ------------------------------------------------------------------ notebooks 07-12
+    'merge buffers dealt out in turn': ('helpers.kvstore.merge_buffer_owners', '''
+def merge_buffer_owners(sizes, k):
+    k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]
+    return [key % k for key in range(len(sizes))]
+''', 'dealt out in turn'),
+    'merge buffers placed in key order, not largest first': ('helpers.kvstore.merge_buffer_owners', '''
+def merge_buffer_owners(sizes, k):
+    k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]
+    load, owners = [0] * k, []
+    for size in sizes:
+        device = load.index(min(load))
+        owners.append(device)
+        load[device] += size
+    return owners
+''', 'place the largest key first'),
+    'a pushpull that pulls before it pushes': ('helpers.dist_train.push_then_pull', '''
+def push_then_pull(kv):
+    def pushpull(key, value, out=None, priority=0):
+        kv.pull(key, out=value if out is None else out, priority=priority)
+        kv.push(key, value, priority=priority)
+    kv.pushpull = pushpull
+    return kv
+''', 'push first, then pull'),
+    'a worker that divides by its own batch only': ('helpers.dist_train.train_worker', '''
+def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_step=None):
+    net = lenet(devices, seed)
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': lr}, kvstore=kv)
+    batches = ArrayLoader(X, y, batch_size, shuffle=True, seed=seed + kv.rank, last_batch='discard')
+    for epoch in range(epochs):
+        for _, (X_batch, y_batch) in zip(range(steps), batches):
+            losses = train_batch(net, X_batch, y_batch, trainer, devices)
+            mx.nd.waitall()
+            if on_step:
+                on_step(net, losses)
+    return net
+''', r'went 2 times as far .* rescale_grad 1 / kv.num_workers'),
+    'a job loop that stops the job only when it succeeds': ('helpers.job.run_local_job', '''
+def run_local_job(command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True, place=None):
+    job = Job(command, num_workers, num_servers, timeout, env, echo, place=place)
+    while not job.poll():
+        if job.expired():
+            job.fail(DistJobTimeout, f'the job exceeded its timeout of {timeout:g} s and was stopped')
+        time.sleep(0.1)
+    job.stop()
+    return job.result()
+''', r'a process died .* never stopped(.|\n)*call job.stop\(\) in a `finally:` block'),
+    'a warm-up that never ends': ('helpers.scaling.WarmUp', '''
+class WarmUp(mx.lr_scheduler.LRScheduler):
+    def __call__(self, num_update):
+        return self.get_warmup_lr(num_update)
+''', 'the rate stays at base_lr'),
+    'a warm-up ramp that starts from 0': ('helpers.scaling.lr_recipe', '''
+def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
+    if recipe not in RECIPES:
+        raise ValueError(f'recipe must be one of {RECIPES}, got {recipe!r}')
+    if recipe == 'fixed':
+        return {'learning_rate': base_lr}
+    lr = base_lr * batch_size / base_batch
+    if recipe == 'linear' or warmup_steps == 0 or lr <= base_lr:
+        return {'learning_rate': lr}
+    return {'learning_rate': lr, 'lr_scheduler': WarmUp(base_lr=lr, warmup_steps=warmup_steps)}
+''', 'the ramp starts at base_lr'),
+    'an epoch without its last, smaller batch': ('helpers.scaling.epoch_time', '''
+def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
+    steps = n / batch
+    talk = costmodel.cost_ring(k, nbytes, alpha, bandwidth)
+    return steps * (overhead + batch / k * per_example + talk)
+''', r'the last, smaller batch is a step too \(np.ceil\)'),
+    'compression that shrinks the pull too': ('helpers.scaling.pushpull_step', '''
+def pushpull_step(nbytes, rate, alpha, compression=False):
+    sent = nbytes / 16 if compression else nbytes
+    return 2 * alpha + 2 * sent / (rate / 8 * FRAME_PAYLOAD)
+''', 'shrinks the push only'),
+    'a bucket plan that forgets the last partial bucket': ('helpers.buckets.plan_buckets', '''
+def plan_buckets(sizes, bucket_bytes, itemsize=4):
+    checks.bucket_plan(sizes, bucket_bytes, itemsize)
+    buckets, bucket, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        bucket.append((i, filled, filled + sizes[i]))
+        filled += sizes[i]
+        if filled * itemsize >= bucket_bytes:
+            buckets.append(bucket)
+            bucket, filled = [], 0
+    return buckets
+''', r'gradient 0 is in no bucket: keep the last bucket too'),
+    'a bucketed allreduce that forgets the last partial bucket': ('helpers.buckets.allreduce_bucketed', '''
+def allreduce_bucketed(grads, bucket_bytes, allreduce=allreduce_naive):
+    itemsize = checks.buckets(grads, bucket_bytes)
+    bucket, filled = [], 0
+    for i in reversed(range(len(grads))):
+        bucket.append(i)
+        filled += grads[i][0].size * itemsize
+        if filled >= bucket_bytes:
+            flats = [nd.concat(*[grads[j][d].reshape(-1) for j in bucket], dim=0) for d in range(len(grads[0]))]
+            allreduce(flats)
+            for d, flat in enumerate(flats):
+                begin = 0
+                for j in bucket:
+                    flat[begin:begin + grads[j][d].size].reshape(grads[j][d].shape).copyto(grads[j][d])
+                    begin += grads[j][d].size
+            bucket, filled = [], 0
+    return grads
+''', r'the last bucket is missing: sum every bucket of plan_buckets, the last one too'),
+    'sending before the backward pass': ('helpers.buckets.backward_and_send', '''
+def backward_and_send(losses, groups, wait=False, allreduce=allreduce_naive):
+    for arrays in groups:
+        allreduce(arrays)
+    for l in losses:
+        l.backward()
+    if wait:
+        nd.waitall()
+''', 'the allreduces ran before the backward pass'),
+    'buckets that autograd never writes into': ('helpers.buckets.bucket_gradients', '''
+def bucket_gradients(params, bucket_bytes):
+    itemsize = checks.bucket_params(params, bucket_bytes)
+    buckets = []
+    for plan in plan_buckets([p.list_data()[0].size for p in params], bucket_bytes, itemsize):
+        flats = [nd.zeros(plan[-1][2], ctx=x.context, dtype=x.dtype) for x in params[0].list_data()]
+        for i, begin, end in plan:
+            params[i]._grad = [f[begin:end].reshape(params[i].shape) for f in flats]
+        buckets.append(flats)
+    return buckets
+''', 'backward did not write into the bucket.*mark_variables'),
+    'a sharded step that updates the whole array on every device': ('helpers.sharding.train_batch_sharded', '''
+def train_batch_sharded(X, y, replicas, devices, updaters, send=copy_to):
+    k = checks.flat_replicas(replicas, devices, updaters)
+    losses = forward_backward(X, y, [r.params for r in replicas], devices)
+    reduce_scatter([r.grads for r in replicas], send)
+    for r, update in zip(replicas, updaters):
+        update(0, r.grads, r.weights)
+    all_gather([r.weights for r in replicas], send)
+    return losses
+''', r'device 0 updated all 61706 weights: update only its own chunk'),
+    'a sharded step that updates the wrong chunk': ('helpers.sharding.train_batch_sharded', '''
+def train_batch_sharded(X, y, replicas, devices, updaters, send=copy_to):
+    k = checks.flat_replicas(replicas, devices, updaters)
+    losses = forward_backward(X, y, [r.params for r in replicas], devices)
+    reduce_scatter([r.grads for r in replicas], send)
+    chunks = shard_bounds(replicas[0].weights.size, k)
+    for i, (r, update) in enumerate(zip(replicas, updaters)):
+        b, e = chunks[i]
+        update(0, r.grads[b:e], r.weights[b:e])
+    all_gather([r.weights for r in replicas], send)
+    return losses
+''', r'2 devices, batches of 5(.|\n)*chunks \[0, 1\] differ(.|\n)*here device 0: chunk 1'),
+    'a float16 allreduce that never copies the sums back': ('helpers.precision.allreduce_fp16', '''
+def allreduce_fp16(grads, send=copy_to):
+    checks.arrays(grads)
+    halves = [g.astype('float16') for g in grads]
+    allreduce(halves, send)
+    return grads
+''', 'nothing was summed.*\\n(.|\\n)*astype makes a copy'),
+    'a float16 allreduce that sends float32': ('helpers.precision.allreduce_fp16', '''
+def allreduce_fp16(grads, send=copy_to):
+    checks.arrays(grads)
+    allreduce(grads, send)
+    for g in grads:
+        g.astype('float16').astype(g.dtype).copyto(g)
+    return grads
+''', 'the arrays travelled as float32: cast to float16 before the allreduce'),
+    'a loss scale whose count survives an overflow': ('helpers.precision.next_scale', '''
+def next_scale(scale, updated, good_steps, growth_interval=2000):
+    if not updated:
+        return scale / 2, good_steps
+    good_steps += 1
+    return (scale * 2, 0) if good_steps == growth_interval else (scale, good_steps)
+''', 'the count of good steps starts again from 0'),
+    'loss scaling that never unscales': ('helpers.precision.train_batch_fp16', '''
+def train_batch_fp16(X, y, device_params, devices, lr, scale):
+    checks.replicas(device_params, devices)
+    X_shards, y_shards = split_batch(X, y, devices)
+    with autograd.record():
+        ls = [loss(lenet_scratch(Xs, ps), ys).sum() * (scale / X.shape[0])
+              for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
+    for l in ls:
+        l.backward()
+    for i in range(len(device_params[0])):
+        allreduce_fp16([ps[i].grad for ps in device_params])
+    if not all_finite([p.grad for p in device_params[0]]):
+        return False
+    for ps in device_params:
+        sgd(ps, lr, 1)
+    return True
+''', r'moved 256 times as far .* divide the update by the scale'),
+    'loss scaling that never skips an overflowing step': ('helpers.precision.train_batch_fp16', '''
+def train_batch_fp16(X, y, device_params, devices, lr, scale):
+    checks.replicas(device_params, devices)
+    X_shards, y_shards = split_batch(X, y, devices)
+    with autograd.record():
+        ls = [loss(lenet_scratch(Xs, ps), ys).sum() * (scale / X.shape[0])
+              for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
+    for l in ls:
+        l.backward()
+    for i in range(len(device_params[0])):
+        allreduce_fp16([ps[i].grad for ps in device_params])
+    for ps in device_params:
+        sgd(ps, lr, scale)
+    return True
+''', r'the float16 gradients overflow: the step must be skipped(.|\n)*return False'),
+    'accumulation that divides by the micro-batch': ('helpers.accumulation.train_batch_accumulated', '''
+def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
+    checks.replicas(device_params, devices)
+    losses = []
+    for X, y in micro_batches:
+        losses += forward_backward(X, y, device_params, devices)
+    for i in range(len(device_params[0])):
+        allreduce([ps[i].grad for ps in device_params], send)
+    for ps in device_params:
+        sgd(ps, lr, X.shape[0])
+        for p in ps:
+            p.grad[:] = 0
+    return losses
+''', r'3 micro-batches of 2 on 1 device(.|\n)*moved 3 times as far(.|\n)*not by one micro-batch'),
+    'accumulation that communicates every micro-batch': ('helpers.accumulation.train_batch_accumulated', '''
+def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
+    checks.replicas(device_params, devices)
+    n, losses = 0, []
+    for X, y in micro_batches:
+        losses += forward_backward(X, y, device_params, devices)
+        for i in range(len(device_params[0])):
+            allreduce([ps[i].grad for ps in device_params], send)
+        n += X.shape[0]
+    for ps in device_params:
+        sgd(ps, lr, n)
+        for p in ps:
+            p.grad[:] = 0
+    return losses
+''', 'no communication inside the loop over the 3 micro-batches'),
+    'shards that drop the remainder': ('helpers.dist_train.my_shard', '''
+def my_shard(X, y, rank, num_workers):
+    q = len(X) // num_workers
+    begin, end = rank * q, (rank + 1) * q
+    return X[begin:end], y[begin:end], (begin, end)
+''', r'1 example\(s\) \(the remainder of 10 ÷ 3\) were dropped'),
+    'steps of the largest shard': ('helpers.dist_train.steps_per_epoch', '''
+def steps_per_epoch(n_train, num_workers, batch_size):
+    return -(-n_train // num_workers) // batch_size
+''', 'the largest shard'),
+    'views that are copies': ('helpers.sharding.views_of', '''
+def views_of(flat, params):
+    ends = np.cumsum([p.size for p in params]).tolist()
+    return [flat[e - p.size:e].reshape(p.shape).copy() for p, e in zip(params, ends)]
+''', 'must share the flat array.s memory'),
+    'a flat replica left on the first device': ('helpers.sharding.flat_replica', '''
+def flat_replica(params, device):
+    flat = nd.concat(*[p.reshape(-1) for p in params], dim=0)
+    return flat, views_of(flat, params)
+''', r'on the device(.|\n)*got: +shape \(10,\) on cpu\(0\)(.|\n)*copyto\(device\)'),
+    'a flat gradient autograd knows nothing of': ('helpers.sharding.attach_flat_grad', '''
+def attach_flat_grad(flat, views):
+    return nd.zeros_like(flat)
+''', 'autograd.mark_variables'),
+    'a forward_backward that ignores the forward given': ('helpers.sharding.forward_backward', '''
+def forward_backward(X, y, device_params, devices, forward=lenet_scratch):
+    X_shards, y_shards = split_batch(X, y, devices)
+    with autograd.record():
+        ls = [loss(lenet_scratch(Xs, ps), ys) for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
+    for l in ls:
+        l.backward()
+    return [l.sum() for l in ls]
+''', 'call forward'),
+    'a replicated step that does not pass send on': ('helpers.sharding.train_batch_replicated', '''
+def train_batch_replicated(X, y, replicas, devices, updaters, sum_grads=allreduce, send=copy_to):
+    checks.flat_replicas(replicas, devices, updaters)
+    losses = forward_backward(X, y, [r.params for r in replicas], devices)
+    sum_grads([r.grads for r in replicas])
+    for r, update in zip(replicas, updaters):
+        update(0, r.grads, r.weights)
+    return losses
+''', 'passing send on'),
+    'a checkpoint without the optimizer state': ('helpers.checkpoint.save_checkpoint', '''
+def save_checkpoint(prefix, net, trainer, device):
+    nd.save(f'{prefix}.params', [p.data(device) for p in net.collect_params().values()])
+''', r"got: +\['ckpt.params'\](.|\n)*trainer.save_states"),
+    'a resume that forgets the optimizer state': ('helpers.checkpoint.load_checkpoint', '''
+def load_checkpoint(prefix, net, trainer):
+    for p, value in zip(net.collect_params().values(), nd.load(f'{prefix}.params')):
+        p.set_data(value)
+''', r'the weights came back, the optimizer.s state did not(.|\n)*trainer.load_states'),
     'a crash inside the reader\'s code': ('helpers.comm.allreduce_naive', '''
 def allreduce_naive(arrays, send=copy_to):
     checks.arrays(arrays)

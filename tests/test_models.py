@@ -1,14 +1,20 @@
 """helpers.models (notebooks 05, 06): the scratch LeNet, the Gluon LeNet and d2l's ResNet-18, each
-seeded and initialised in one call: the same seed gives the same weights on any number of devices."""
+seeded and initialised in one call: the same seed gives the same weights on any number of devices;
+BatchNorm and SyncBatchNorm on shards, SyncBatchNorm at any number of devices without a hang."""
+import time
+
 import numpy as np
 import mxnet as mx
 import pytest
 from mxnet import nd
 from d2l import mxnet as d2l
 
+from mxnet.gluon import nn
+
 from helpers import lessoncheck
-from helpers.models import (Residual, init_lenet_params, lenet, lenet_scratch,
-                            replicate_params, resnet18)
+from helpers.models import (LENET_SHAPES, Residual, batchnorm_step, equal_weight_batchnorm, init_lenet_params,
+                            lenet, lenet_scratch, replicate_params, resnet18, sync_batchnorm_steps)
+from helpers.split import shard_bounds
 
 DEVICES = [mx.cpu(0), mx.cpu(1)]
 
@@ -89,3 +95,69 @@ def test_builders_refuse_bad_device_lists(devices, error):
     for build in (lenet, resnet18):
         with pytest.raises(error):
             build(devices)
+
+
+def _sorted_batch(n, seed=0):
+    X = np.random.default_rng(seed).normal(size=(n, 3, 4, 4)).astype(np.float32)
+    X[n // 2:] += 3                    # a batch sorted by distribution: the shards' statistics differ
+    return nd.array(X)
+
+
+def test_batchnorm_step_is_batchnorm_of_the_whole_batch_on_one_device():
+    X = _sorted_batch(8)
+    out, means = batchnorm_step(nn.BatchNorm(), X, [mx.cpu(0)])
+    np.testing.assert_allclose(out, equal_weight_batchnorm(X, [(0, 8)]), atol=1e-5)
+    # one step of momentum 0.9 from a running mean of 0: a tenth of the batch's mean
+    np.testing.assert_allclose(means[0], 0.1 * X.asnumpy().mean(axis=(0, 2, 3)), rtol=1e-4)
+
+
+def test_plain_batchnorm_normalises_every_shard_on_its_own():
+    X = _sorted_batch(8)
+    out, means = batchnorm_step(nn.BatchNorm(), X, DEVICES)
+    np.testing.assert_allclose(out, np.concatenate([equal_weight_batchnorm(X[:4], [(0, 4)]),
+                                                    equal_weight_batchnorm(X[4:], [(0, 4)])]), atol=1e-5)
+    assert np.abs(means[0] - means[1]).max() > 0.1
+
+
+@pytest.mark.parametrize('k,weights', [(3, None), (3, [2, 1, 1]), (5, None)])
+def test_sync_batchnorm_averages_the_shards_with_equal_weight_at_any_k(k, weights, monkeypatch):
+    # issue 22: a batch of 8 on 3 devices splits 3, 3, 2 and missed the whole-batch statistics;
+    # at 5 devices it hung (5 devices, 4 scratch buffers). Fewer buffers than devices in this
+    # process's environment: sync_batchnorm_steps gives its own process one per device.
+    monkeypatch.setenv('MXNET_CPU_TEMP_COPY', '2')
+    devices = [mx.cpu(i) for i in range(k)]
+    cases = [(_sorted_batch(8), weights), (_sorted_batch(4 * k), None)]
+    (uneven, means), (even, _) = sync_batchnorm_steps(cases, devices)
+    bounds = shard_bounds(8, k, weights)
+    np.testing.assert_allclose(uneven, equal_weight_batchnorm(cases[0][0], bounds), atol=1e-5)
+    assert np.abs(uneven - equal_weight_batchnorm(cases[0][0], [(0, 8)])).max() > 1e-2   # not the batch's
+    np.testing.assert_allclose(even, equal_weight_batchnorm(cases[1][0], [(0, 4 * k)]), atol=1e-5)
+    assert all(np.array_equal(m, means[0]) for m in means)          # one shared running mean
+
+
+def test_sync_batchnorm_with_fewer_scratch_buffers_than_devices_never_returns():
+    # the cause of issue 22's hang, shown both ways: with one buffer per device the process finishes,
+    # with one buffer fewer the same run is stopped at a timeout three times as long
+    devices = [mx.cpu(0), mx.cpu(1), mx.cpu(2)]
+    cases = [(_sorted_batch(12), None)]
+    start = time.perf_counter()
+    sync_batchnorm_steps(cases, devices, env={'MXNET_CPU_TEMP_COPY': '3'})
+    enough = time.perf_counter() - start
+    with pytest.raises(TimeoutError, match='did not finish'):
+        sync_batchnorm_steps(cases, devices, timeout=3 * enough, env={'MXNET_CPU_TEMP_COPY': '2'})
+
+
+def test_batchnorm_helpers_refuse_bad_arguments():
+    X = _sorted_batch(8)
+    with pytest.raises(ValueError, match='distinct'):
+        sync_batchnorm_steps([(X, None)], [mx.cpu(0), mx.cpu(0)])
+    with pytest.raises(ValueError, match='timeout'):
+        sync_batchnorm_steps([(X, None)], DEVICES, timeout=0)
+    with pytest.raises(ValueError, match='weight'):
+        sync_batchnorm_steps([(X, [1])], DEVICES)
+    with pytest.raises(ValueError, match='shards'):
+        equal_weight_batchnorm(X, [(0, 9)])
+    with pytest.raises(ValueError, match='shards'):
+        equal_weight_batchnorm(X, [])
+    with pytest.raises(ValueError):
+        batchnorm_step(nn.BatchNorm(), X, [mx.cpu(0), mx.cpu(0)])

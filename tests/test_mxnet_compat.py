@@ -1,6 +1,7 @@
 """helpers/_mxnet_compat.py: MXNet 1.9.1 imports in a fresh interpreter or Jupyter kernel on every
-supported Python (NumPy 1.23.5 on 3.9-3.11, 1.26.4 on 3.12) with nothing done by the reader; the
-shim is inert where nothing is missing, imports nothing at start-up, and never breaks start-up."""
+supported Python (NumPy 1.23.5 on 3.9-3.11, 1.26.4 on 3.12, 2.2.6 on 3.13) with nothing done by the
+reader; the shim is inert where nothing is missing, what it puts back behaves as NumPy 1.x's did,
+it imports nothing at start-up, and never breaks start-up. (Which names: test_mxnet_numpy_names.py.)"""
 import os
 import subprocess
 import sys
@@ -33,13 +34,76 @@ def test_apply_restores_the_aliases_only_where_numpy_removed_them(monkeypatch, v
     assert sorted(compat.apply()) == []  # twice: nothing more
 
 
-def test_apply_on_numpy_2_warns_and_changes_nothing(monkeypatch):
-    numpy = types.ModuleType('numpy')
-    numpy.__version__ = '2.0.2'
+NUMPY2 = sorted(set(compat.restorable((2, 0))) - set(compat.ALIASES))
+
+
+def _fake_numpy(monkeypatch, version, **names):
+    import numpy as real
+    numpy = types.ModuleType('numpy')  # not a package: `import numpy.compat` fails, as in a NumPy without it
+    numpy.__version__ = version
+    for name in ('all', 'any', 'prod', 'round', 'array'):
+        setattr(numpy, name, getattr(real, name))
+    numpy.__dict__.update(names)
     monkeypatch.setitem(sys.modules, 'numpy', numpy)
-    with pytest.warns(RuntimeWarning, match='does not work with NumPy 2'):
-        assert compat.apply() == []
-    assert not any(name in vars(numpy) for name in ALIASES)
+    return numpy
+
+
+@pytest.mark.parametrize('version', ['2.0.0', '2.2.6'])
+def test_apply_on_numpy_2_puts_back_what_numpy_2_removed(monkeypatch, version):
+    numpy = _fake_numpy(monkeypatch, version, bool='numpy.bool')  # NumPy 2 has np.bool: its own type
+    assert sorted(compat.apply()) == sorted([n for n in ALIASES if n != 'bool'] + NUMPY2)
+    assert numpy.bool == 'numpy.bool'  # what NumPy has is never replaced
+    assert numpy.int is int and numpy.PZERO == 0.0 and numpy.compat.basestring is str
+    assert compat.apply() == []
+
+
+@pytest.mark.parametrize('version', ['1.23.5', '1.26.4'])
+def test_numpy_1_is_not_given_numpy_2_names(monkeypatch, version):
+    """NumPy 1.x answers np.npv, np.NaN, ... through its own __getattr__ (not in vars(numpy)): the
+    NumPy 2 groups must not replace them."""
+    numpy = _fake_numpy(monkeypatch, version)
+    compat.apply()
+    assert not [n for n in NUMPY2 if n in vars(numpy)]
+
+
+def test_what_goes_back_behaves_as_numpy_1():
+    """Each value as NumPy 1.23 had it (checked here on the running NumPy, any version)."""
+    import math
+
+    import numpy
+    value = lambda name: compat._value(numpy, name)  # noqa: E731
+    assert [value(n) for n in ('PZERO', 'PINF', 'Inf', 'NINF')] == [0.0, math.inf, math.inf, -math.inf]
+    assert math.copysign(1, value('NZERO')) == -1 and math.isnan(value('NAN')) and math.isnan(value('NaN'))
+    assert all(type(value(n)) is float for n in compat.NUMPY2_CONSTANTS)  # Python floats, as NumPy 1.x had
+    a = numpy.array([[3.25, 0.0], [1.5, 2.0]])
+    assert value('alltrue')(a) == numpy.all(a) and value('alltrue')(a, axis=0).tolist() == [True, False]
+    assert value('sometrue')(a, axis=1).tolist() == [True, True]
+    assert value('product')(a) == 0.0 and value('product')(a, axis=0).tolist() == [4.875, 0.0]
+    assert value('round_')(a, 1).tolist() == [[3.2, 0.0], [1.5, 2.0]]  # half to even, as np.round
+    sorted_a = value('msort')(a)
+    assert sorted_a.tolist() == [[1.5, 0.0], [3.25, 2.0]] and a[0, 0] == 3.25  # a copy, sorted along axis 0
+    for name in compat.NUMPY2_FINANCIAL:
+        with pytest.raises(RuntimeError, match='numpy_financial'):
+            value(name)(0.1, [1, 2])
+    for name, kept in compat.NUMPY2_FUNCTIONS.items():
+        assert value(name).__name__ == name and value(name) is not getattr(numpy, kept or 'sort')
+
+
+@pytest.mark.skipif(compat._numpy_version(__import__('numpy')) < (2, 0), reason='NumPy 1.x has these itself')
+def test_mxnet_dispatches_numpy_functions_to_its_own_on_numpy_2():
+    """The functions that go back are objects of their own, so MXNet's __array_function__ table
+    still sends np.any to mx.np.any (were np.sometrue the very object np.any, the later entry of
+    numpy_dispatch_protocol's list would take it), and the old names give what the new ones give."""
+    import mxnet as mx
+    import numpy
+    from mxnet.numpy_dispatch_protocol import _NUMPY_ARRAY_FUNCTION_DICT as table
+    for old, kept in [('sometrue', 'any'), ('product', 'prod'), ('round_', 'round')]:
+        assert table[getattr(numpy, kept)] is getattr(mx.np, kept), kept
+        assert table[getattr(numpy, old)] is getattr(mx.np, old), old
+    x = mx.np.array([[0.5, 0.0], [1.5, 2.25]])
+    assert numpy.sometrue(x).item() is numpy.any(x).item() is True
+    assert numpy.product(x, axis=1).tolist() == numpy.prod(x, axis=1).tolist() == [0.0, 3.375]
+    assert mx.np.PZERO == 0.0 and mx.np.NAN != mx.np.NAN and mx.np.bool is numpy.bool
 
 
 def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
@@ -89,11 +153,16 @@ def test_start_up_imports_nothing(tmp_path):
 
 
 def test_fresh_interpreter_imports_mxnet(tmp_path):
-    result = _python('import mxnet, numpy; '
-                     f'print(numpy.__version__, [n for n in {ALIASES!r} if n in vars(numpy)])', tmp_path)
+    names = ALIASES + NUMPY2
+    result = _python(f'import numpy; before = [n for n in {names!r} if n in vars(numpy)]; import mxnet; '
+                     f'print(numpy.__version__, [n for n in {names!r} if n in vars(numpy) and n not in before])',
+                     tmp_path)
     assert result.returncode == 0, result.stderr
     version, restored = result.stdout.split(' ', 1)
-    if tuple(int(p) for p in version.split('.')[:2]) >= (1, 24):
+    version = tuple(int(p) for p in version.split('.')[:2])
+    if version >= (2, 0):  # NumPy 2.2.6 (Python 3.13); np.bool is NumPy's own again
+        assert restored.strip() == repr([n for n in names if n != 'bool'])
+    elif version >= (1, 24):  # NumPy 1.26.4 (Python 3.12)
         assert restored.strip() == repr(ALIASES)
     else:  # NumPy 1.23.5 (Python 3.9-3.11): inert, NumPy untouched
         assert restored.strip() == '[]'

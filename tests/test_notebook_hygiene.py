@@ -25,7 +25,7 @@ def test_notebooks_are_numbered_in_reading_order():
         assert re.fullmatch(r'\d\d-[a-z0-9-]+\.ipynb', name), f'{name}: expected NN-title.ipynb'
     assert [int(n[:2]) for n in names] == list(range(len(names))), f'numbered 00, 01, ...: {names}'
     others = set(glob.glob(os.path.join(NOTEBOOKS, '*.ipynb'))) - set(NUMBERED)
-    assert others == {navigation.CONTENTS}, f'unexpected notebooks: {sorted(others)}'
+    assert others == {navigation.CONTENTS, nbtools.CLOSING}, f'unexpected notebooks: {sorted(others)}'
     for path in SOLUTIONS:
         stem = os.path.basename(path)[:-len('-solutions.ipynb')]
         assert os.path.join(NOTEBOOKS, stem + '.ipynb') in NUMBERED, f'{path}: solutions of which notebook?'
@@ -86,3 +86,61 @@ def test_the_main_line_fits_a_lecture(path):
     assert not internal, f'internals on the main line (move them into an Under-the-hood aside): {internal}'
     screens = cell_metadata.screens(nb)
     assert screens <= 30, f'a deck of {screens} screens (at most 30)'
+
+
+# --- the closing page (notebooks/where-next.ipynb) ----------------------------------------------
+INLINE_LINK = re.compile(r'\]\(([^)\s]+)\)')                      # [text](target)
+REFERENCE_USE = re.compile(r'\]\[([^\]]+)\]')                      # [text][label]
+REFERENCE_DEF = re.compile(r'^\[([^\]]+)\]:\s*(\S+)\s*$', re.M)     # [label]: target
+
+
+def _links(text):
+    """Every link target of a markdown text: inline links and reference definitions."""
+    return INLINE_LINK.findall(text) + [target for _, target in REFERENCE_DEF.findall(text)]
+
+
+def test_closing_page_is_markdown_whose_links_are_sources_or_notebooks():
+    """The closing page maps the series to other tools with sources: markdown only, titled like a
+    lesson, every link an https URL or a notebook of the series that exists, every reference link
+    defined in its own cell (JupyterLab renders each cell on its own), every row of its table
+    citing at least one https source."""
+    nb = nbformat.read(nbtools.CLOSING, as_version=4)
+    assert all(c.cell_type == 'markdown' for c in nb.cells), 'the closing page is markdown only'
+    title, idea = nbtools.page_title_and_idea(nbtools.CLOSING)
+    assert title and idea
+    series = set(NUMBERED + SOLUTIONS) | {navigation.CONTENTS}
+    rows = 0
+    for i, cell in enumerate(nb.cells):
+        targets = _links(cell.source)
+        for target in targets:
+            if target.startswith('https://'):
+                continue
+            path = os.path.normpath(os.path.join(NOTEBOOKS, target.split('#')[0]))
+            assert path in series, f'cell {i}: link {target!r} is neither https nor a notebook of the series'
+        defined = {label.lower() for label, _ in REFERENCE_DEF.findall(cell.source)}
+        used = {label.lower() for label in REFERENCE_USE.findall(cell.source)}
+        assert used <= defined, f'cell {i}: reference links without a definition: {sorted(used - defined)}'
+        table = [line for line in cell.source.splitlines() if line.startswith('|')][2:]   # header, rule
+        for line in table:
+            rows += 1
+            uses = REFERENCE_USE.findall(line)
+            cited = [t for t in INLINE_LINK.findall(line) if t.startswith('https://')] + uses
+            assert cited, f'cell {i}: a row of the table cites no source: {line[:80]}'
+    assert rows >= 10, f'{rows} rows in the map (one per idea of the series)'
+
+
+def test_navigation_leads_to_the_closing_page():
+    """The last numbered notebook's navigation and the contents page link to the closing page, which
+    links back; the book puts it after the last notebook and before the worked solutions."""
+    name = os.path.basename(nbtools.CLOSING)
+    last = nbformat.read(NUMBERED[-1], as_version=4)
+    bottom = [c for c in last.cells if 'nav' in c.metadata.get('tags', [])][-1]
+    assert f'[Where next ›]({name})' in bottom.source
+    assert f']({name})' in nbformat.read(navigation.CONTENTS, as_version=4).cells[0].source
+    closing = nbformat.read(nbtools.CLOSING, as_version=4)
+    navs = [c.source for c in closing.cells if 'nav' in c.metadata.get('tags', [])]
+    assert len(navs) == 2 and all(f']({os.path.basename(NUMBERED[-1])})' in s for s in navs)
+    from tools import build_book
+    toc = build_book.toc()
+    assert toc.index(f'file: notebooks/{os.path.basename(NUMBERED[-1])[:-6]}') \
+        < toc.index(f'file: notebooks/{name[:-6]}') < toc.index('caption: Worked solutions')

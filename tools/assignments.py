@@ -59,32 +59,44 @@ def lessons(cell):
 
 
 def checks_of(names):
-    """``{name: check}`` of the names that have a check in helpers.lessoncheck."""
-    from helpers.lessoncheck import CHECKS
-    return {n: CHECKS[n] for n in names if n in CHECKS}
+    """``{name: check}`` of the names that have a check in helpers.lessoncheck (under that name, or
+    under another name of the same function: ``helpers.dist.run_local_job`` is ``helpers.job``'s)."""
+    from helpers.lessoncheck import find
+    found = {n: find(n) for n in names}
+    return {n: check for n, check in found.items() if check is not None}
+
+
+def _solution_span(func, lines):
+    """``(first line, last line, indent)`` of a function's body after its docstring and leading guard
+    lines (``checks....``), which stay in the student edition."""
+    body = list(func.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], 'value', None), ast.Constant) \
+            and isinstance(body[0].value.value, str) and len(body) > 1:
+        body = body[1:]                                # the docstring stays
+    while body and 'checks.' in '\n'.join(lines[body[0].lineno - 1:body[0].end_lineno]) and len(body) > 1:
+        body = body[1:]                                # so does the guard line
+    first = body[0].lineno
+    return first, func.end_lineno, re.match(r'\s*', lines[first - 1]).group(0)
 
 
 def exercise(source, checks):
     """The lesson cell's text with every checked function's body marked as nbgrader's solution: its
-    signature, docstring and leading guard lines (``checks....``) stay, then ``# Hint: ...``."""
+    signature, docstring and leading guard lines (``checks....``) stay, then ``# Hint: ...``. A checked
+    class keeps its docstring and its methods' signatures; each method's body is a solution, the hint
+    above the first."""
     lines = source.splitlines()
     tree = ast.parse(source)
     by_name = {q.rpartition('.')[2]: c for q, c in checks.items()}
-    edits = []                                        # (first body line, last line, indent, hint)
+    edits = []                                        # (first body line, last line, indent, hint or None)
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name not in by_name:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name not in by_name:
             continue
-        body = list(node.body)
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], 'value', None), ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]                            # the docstring stays
-        while body and 'checks.' in '\n'.join(lines[body[0].lineno - 1:body[0].end_lineno]) and len(body) > 1:
-            body = body[1:]                            # so does the guard line
-        first, last = body[0].lineno, node.end_lineno
-        indent = re.match(r'\s*', lines[first - 1]).group(0)
-        edits.append((first, last, indent, by_name[node.name].hint))
+        functions = ([n for n in node.body if isinstance(n, ast.FunctionDef)] if isinstance(node, ast.ClassDef)
+                     else [node])
+        for i, func in enumerate(functions):
+            edits.append(_solution_span(func, lines) + (by_name[node.name].hint if i == 0 else None,))
     for first, last, indent, hint in sorted(edits, reverse=True):
-        lines[first - 1:last] = ([f'{indent}# Hint: {hint}', f'{indent}### BEGIN SOLUTION']
+        lines[first - 1:last] = ([f'{indent}# Hint: {hint}'] * (hint is not None) + [f'{indent}### BEGIN SOLUTION']
                                  + lines[first - 1:last] + [f'{indent}### END SOLUTION'])
     return '\n'.join(lines)
 

@@ -4,12 +4,13 @@
 
 The book shows the committed, executed notebooks; nothing is executed. Its landing page is the
 contents notebook (notebooks/contents.ipynb, written by tools.navigation; made on the fly with
-the same code if it is not there yet), then every numbered notebook in order, then the worked
-solutions as a part of their own. Navigation cells (tag ``nav``) are dropped: the book has its own
-previous/next links and sidebar. So are speaker notes (markdown cells tagged ``notes``, the
-lecturer's notes of the decks): the book is for students. Every *Under the hood* aside (cells
-tagged ``aside``, :mod:`tools.nb`) becomes a closed dropdown: an HTML ``<details>`` whose summary is
-the aside's heading, wrapped round its cells (code and outputs included).
+the same code if it is not there yet), then every numbered notebook in order and the closing page
+(notebooks/where-next.ipynb, when there is one), then the worked solutions as a part of their own.
+Navigation cells (tag ``nav``) are dropped: the book has its own previous/next links and sidebar.
+So are speaker notes (markdown cells tagged ``notes``, the lecturer's notes of the decks): the book
+is for students. Every *Under the hood* aside (cells tagged ``aside``, :mod:`tools.nb`) becomes a
+closed dropdown: an HTML ``<details>`` whose summary is the aside's heading, wrapped round its cells
+(code and outputs included).
 
 The sources are staged in build/book-src/ with the same layout as the repository (notebooks/,
 notebooks/solutions/, img/), so ``../img/*.svg`` resolves as it does in JupyterLab. The book loads
@@ -27,7 +28,7 @@ import time
 import nbformat
 
 from tools import nb as nbtools
-from tools.nb import numbered, solutions
+from tools.nb import closing, numbered, solutions
 from tools.web import assets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,25 +89,31 @@ def _doc(path):
 def toc():
     lines = ['format: jb-book', 'root: notebooks/contents', 'parts:',
              '- caption: The notebooks', '  chapters:']
-    lines += [f'  - file: {_doc(p)}' for p in numbered()]
+    lines += [f'  - file: {_doc(p)}' for p in numbered() + ([closing()] if closing() else [])]
     if solutions():
         lines += ['- caption: Worked solutions', '  chapters:']
         lines += [f'  - file: {_doc(p)}' for p in solutions()]
     return '\n'.join(lines) + '\n'
 
 
+# Copied into the book's _static/, where Jupyter Book loads every .css and .js on every page: the
+# asides' and figures' styles, and the theme's accessibility fixes (docs/accessibility.md).
+STATIC = ('asides.css', 'a11y.css', 'a11y.js')
+
+
 def stage(src=SRC):
     """Copy everything the book is made of into ``src``; return the MathJax bytes copied."""
     shutil.rmtree(src, ignore_errors=True)
     os.makedirs(os.path.join(src, 'notebooks', 'solutions'))
-    for path in numbered() + solutions():
+    for path in numbered() + ([closing()] if closing() else []) + solutions():
         nbtools.write(for_book(nbtools.read(path)), os.path.join(src, nbtools.rel(path)))
     nbtools.write(for_book(contents()), os.path.join(src, 'notebooks', 'contents.ipynb'))
     shutil.copytree(os.path.join(ROOT, 'img'), os.path.join(src, 'img'),
                     ignore=shutil.ignore_patterns('*.py', '__pycache__'))
     shutil.copyfile(os.path.join(HERE, 'book', '_config.yml'), os.path.join(src, '_config.yml'))
     os.makedirs(os.path.join(src, '_static'), exist_ok=True)
-    shutil.copyfile(os.path.join(HERE, 'book', 'asides.css'), os.path.join(src, '_static', 'asides.css'))
+    for name in STATIC:
+        shutil.copyfile(os.path.join(HERE, 'book', name), os.path.join(src, '_static', name))
     with open(os.path.join(src, '_toc.yml'), 'w') as f:
         f.write(toc())
     return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))

@@ -32,7 +32,9 @@ SYSTEM = re.compile(r'^(libc|libm|libdl|librt|libpthread|ld-linux.*|libstdc\+\+|
 
 
 def requirements():
-    lines = open(os.path.join(ROOT, 'requirements-gpu.txt')).read().splitlines()
+    # mxnet-cu112 is in requirements-gpu-nodeps.txt on Python 3.13 (its metadata says numpy<2)
+    lines = [l for name in ('requirements-gpu.txt', 'requirements-gpu-nodeps.txt')
+             for l in open(os.path.join(ROOT, name)).read().splitlines()]
     reqs = [l.split('#')[0].strip() for l in lines]
     return [r for r in reqs if r.startswith('nvidia-') or r.startswith('mxnet-cu112')]
 

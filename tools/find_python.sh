@@ -19,11 +19,11 @@
 # `python3.X` we also try pyenv's own copy, $PYENV_ROOT/versions/3.X.*/bin/python3.X. A candidate
 # must also be able to create a venv (Debian/Ubuntu ship that part as python3.X-venv).
 #
-# Supported: 3.9 to 3.12, the versions the series is tested on (README, "The two commands").
+# Supported: 3.9 to 3.13, the versions the series is tested on (README, "The two commands").
 # Plain POSIX sh on purpose: this has to work when the machine's python3 is the unsupported one.
 
-SUPPORTED="3.12 3.11 3.10 3.9"   # newest first: the order of rule 4
-SUPPORTED_TEXT="3.9, 3.10, 3.11 or 3.12"
+SUPPORTED="3.13 3.12 3.11 3.10 3.9"   # newest first: the order of rule 4
+SUPPORTED_TEXT="3.9, 3.10, 3.11, 3.12 or 3.13"
 
 quiet=
 venv=
@@ -56,19 +56,20 @@ is_supported() {
 why_not() {  # why_not X.Y: one line on why that version is refused
   case "$1" in
     3.8) echo "Python 3.8 is not supported: it is past its end of life, and notebook 08 shows MXNet's launcher failing on Python 3.9 and later (Thread.isAlive was removed), which 3.8 does not reproduce." ;;
-    3.1[3-9]|3.[2-9][0-9]) echo "Python $1 is not supported: NumPy has no release below 2.0 for it, and MXNet 1.9.1 does not work with NumPy 2 (it uses names NumPy 2 removed, such as np.PZERO)." ;;
+    3.1[4-9]|3.[2-9][0-9]) echo "Python $1 is not supported yet: the series is tested on Python $SUPPORTED_TEXT. Its pins for 3.13 (NumPy 2.2, SciPy 1.14, pandas 2.2) have no wheels for $1, and no other set has been tested with MXNet 1.9.1 there; Python 3.13 is the newest that works." ;;
     *) echo "Python $1 is not supported: the series is tested on Python $SUPPORTED_TEXT." ;;
   esac
 }
 
 how_to_get_one() {
-  say "Install a supported Python, then run make again (it finds python3 or python3.9 ... python3.12 on"
+  say "Install a supported Python, then run make again (it finds python3 or python3.9 ... python3.13 on"
   say "PATH, and pyenv's versions), or name it: make setup PYTHON=/path/to/python3.X"
-  say "  Debian 12: python3 is 3.11; Ubuntu 22.04: 3.10; Ubuntu 24.04 and Fedora 39/40: 3.12"
+  say "  Debian 12: python3 is 3.11; Ubuntu 22.04: 3.10; Ubuntu 24.04 and Fedora 39/40: 3.12;"
+  say "             Debian 13, Ubuntu 25.04/25.10 and Fedora 41/42: 3.13"
   say "             (sudo apt install python3 python3-venv / sudo dnf install python3)"
-  say "  pyenv:     pyenv install 3.12      (then: make setup PYTHON=python3.12)"
-  say "  uv:        uv python install 3.12  (then: make setup PYTHON=\$(uv python find 3.12))"
-  say "  conda:     conda create -n py312 python=3.12  (then: make setup PYTHON=<that env>/bin/python3.12)"
+  say "  pyenv:     pyenv install 3.13      (then: make setup PYTHON=python3.13)"
+  say "  uv:        uv python install 3.13  (then: make setup PYTHON=\$(uv python find 3.13))"
+  say "  conda:     conda create -n py313 python=3.13  (then: make setup PYTHON=<that env>/bin/python3.13)"
 }
 
 pyenv_copies() {  # pyenv_copies X.Y: pyenv's installs of X.Y, newest patch release first

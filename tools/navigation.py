@@ -8,6 +8,9 @@ begins ``**The one idea:**``; that title and that sentence are all this tool rea
 * in every numbered notebook, a markdown cell tagged ``nav`` right after the title and one at the
   very end (previous · contents · next, and the worked solutions when they exist);
 * in every ``notebooks/solutions/NN-*-solutions.ipynb``, the same two cells pointing back;
+* when the closing page ``notebooks/where-next.ipynb`` exists (``# Title`` and ``**The one idea:**``,
+  markdown only): a "Where next ›" link in the last numbered notebook's navigation cells, a section
+  for it on the contents page, and the same two cells in it (back to the last notebook, contents);
 * the table between ``<!-- notebooks:start -->`` and ``<!-- notebooks:end -->`` in README.md.
 
     python -m tools.navigation            # write all of it (``make navigation``)
@@ -21,7 +24,7 @@ import sys
 import nbformat
 
 from tools import nb as nbtools
-from tools.nb import CONTENTS, NOTEBOOKS, README, ROOT, numbered, solutions_of, title_and_idea
+from tools.nb import CONTENTS, NOTEBOOKS, README, ROOT, closing, numbered, solutions_of, title_and_idea
 
 START, END = '<!-- notebooks:start -->', '<!-- notebooks:end -->'
 
@@ -60,6 +63,9 @@ def nav_text(path, position):
         stem = os.path.basename(path)[:-len('-solutions.ipynb')]
         name, rel = _link(os.path.join(NOTEBOOKS, stem + '.ipynb'), path)
         return f'[‹ back to {name}]({rel}) · [Contents]({contents})'
+    if path == closing():                             # the closing page: back to the last notebook
+        name, rel = _link(paths[-1], path)
+        return f'[‹ {name}]({rel}) · [Contents]({contents})'
     i = paths.index(path)
     parts = []
     if i > 0:
@@ -69,6 +75,8 @@ def nav_text(path, position):
     if i + 1 < len(paths):
         name, rel = _link(paths[i + 1], path)
         parts.append(f'[{name} ›]({rel})')
+    elif closing():
+        parts.append(f'[Where next ›]({os.path.relpath(closing(), os.path.dirname(path))})')
     text = ' · '.join(parts)
     solutions = solutions_of(path)
     if position == 'bottom' and solutions:
@@ -102,6 +110,9 @@ def contents_notebook():
     for path in numbered():
         number, title, idea = title_and_idea(path)
         lines.append(f'| {number} | [{title}]({os.path.basename(path)}) | {idea} |')
+    if closing():
+        title, idea = nbtools.page_title_and_idea(closing())
+        lines += ['', f'## {title}', '', f'[{title}]({os.path.basename(closing())}): {idea}']
     solved = [p for p in numbered() if solutions_of(p)]
     if solved:
         lines += ['', '## Worked solutions', '']
@@ -128,7 +139,7 @@ def readme_table():
 def planned():
     """``{path: new text}`` of every file whose navigation is not what it should be."""
     out = {}
-    targets = numbered() + nbtools.solutions()
+    targets = numbered() + nbtools.solutions() + ([closing()] if closing() else [])
     for path in targets:
         text = nbformat.writes(with_navigation(path)) + '\n'
         with open(path) as f:

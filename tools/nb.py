@@ -19,6 +19,9 @@ NOTEBOOKS = os.path.join(ROOT, 'notebooks')
 SOLUTIONS = os.path.join(NOTEBOOKS, 'solutions')
 CONTENTS = os.path.join(NOTEBOOKS, 'contents.ipynb')
 README = os.path.join(ROOT, 'README.md')
+# The closing page, read after the last numbered notebook: markdown only, "# Title" and a paragraph
+# starting "**The one idea:**" like a lesson's title cell, but no number, no exercises, no deck.
+CLOSING = os.path.join(NOTEBOOKS, 'where-next.ipynb')
 
 NAV, NOTES, ASIDE = 'nav', 'notes', 'aside'
 ASIDE_HEADING = re.compile(r'#{3,4} Under the hood: \S')
@@ -33,6 +36,11 @@ def numbered():
 def solutions():
     """The worked solutions: ``notebooks/solutions/NN-*-solutions.ipynb``."""
     return sorted(glob.glob(os.path.join(SOLUTIONS, '[0-9][0-9]-*-solutions.ipynb')))
+
+
+def closing():
+    """The closing page (``notebooks/where-next.ipynb``), or None while there is none."""
+    return CLOSING if os.path.exists(CLOSING) else None
 
 
 def solutions_of(path):
@@ -83,6 +91,18 @@ def title_and_idea(path, strict=True):
         raise ValueError(f'{name}: the first cell needs a "**The one idea:** ..." paragraph')
     number, title = (m.group(1), m.group(2).strip()) if m else (name[:2], first.split('\n')[0].lstrip('# '))
     return number, title, ' '.join(idea.group(1).split()) if idea else ''
+
+
+def page_title_and_idea(path):
+    """``('Where next', 'every idea ...')`` from the first cell of an unnumbered page (the closing
+    page): ``# Title`` and a paragraph starting ``**The one idea:**``; ValueError if either is missing."""
+    first = read(path).cells[0].source
+    m = re.match(r'# (.+)', first)
+    idea = re.search(r'\*\*The one idea:\*\*\s*(.+?)(?:\n\s*\n|$)', first, re.S)
+    if not m or not idea:
+        raise ValueError(f'{os.path.basename(path)}: the first cell must be "# Title" and a '
+                         '"**The one idea:** ..." paragraph')
+    return m.group(1).strip(), ' '.join(idea.group(1).split())
 
 
 def asides(nb):

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `make smoke-pythons`: the smoke subset on every supported Python found on this machine.
 #
-#   sh tools/smoke_pythons.sh [--fresh] [3.9 3.10 3.11 3.12]
+#   sh tools/smoke_pythons.sh [--fresh] [3.9 3.10 3.11 3.12 3.13]
 #
 # For each version: the interpreter tools/find_python.sh finds for `python3.X` (pyenv's copy when
 # the shim does not run), a venv of its own, .venv-smoke/3.X, made by `make setup` itself (so the
@@ -13,7 +13,7 @@
 cd "$(dirname "$0")/.." || exit 1
 fresh=
 [ "$1" = --fresh ] && { fresh=1; shift; }
-versions=${*:-3.9 3.10 3.11 3.12}
+versions=${*:-3.9 3.10 3.11 3.12 3.13}
 mkdir -p .venv-smoke
 summary=
 failed=0

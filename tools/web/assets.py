@@ -2,9 +2,11 @@
 
 ``tools/web/package.json`` and its lock file pin reveal.js 4 (what nbconvert's reveal template is
 written for), MathJax 2 (the template's ``MathJax.Hub`` API), MathJax 3 (what Sphinx 7 loads),
-require.js and jQuery. :func:`install` fetches them from the npm registry into ``build/web/`` (once;
-again only when the lock file changes), and the ``copy_*`` functions copy the parts a page loads
-next to the pages that load them, so the output works from a ``file://`` URL with no network.
+require.js and jQuery, and axe-core (the accessibility checker that tests/test_accessibility.py
+injects into the book's pages and the decks). :func:`install` fetches them from the npm registry
+into ``build/web/`` (once; again only when the lock file changes), and the ``copy_*`` functions copy
+the parts a page loads next to the pages that load them, so the output works from a ``file://``
+URL with no network.
 
     python -m tools.web.assets          # install (what `make slides` and `make book` run first)
 """
@@ -37,6 +39,10 @@ MATHJAX3_URL = 'tex-mml-chtml.js'
 REVEAL_THEME = 'white'
 REVEAL = ['dist/reveal.js', 'dist/reveal.css', f'dist/theme/{REVEAL_THEME}.css',
           'dist/theme/fonts/source-sans-pro', 'plugin/notes/notes.js']
+
+
+# axe-core, injected from disk by the browser tests (never copied into the book or the decks).
+AXE = os.path.join(MODULES, 'axe-core', 'axe.min.js')
 
 
 def install(quiet=False):

@@ -1,0 +1,349 @@
+"""WCAG 2.1 AA in a real browser (docs/accessibility.md): axe-core over every page of the book and
+every slide of every deck, the keyboard alone, the page language, maths for screen readers, and
+every figure's text alternative where the reader meets it.
+
+axe-core is pinned in tools/web/package.json with the other web assets and injected from disk
+(build/web/node_modules/axe-core/axe.min.js): nothing leaves the machine. It runs with the rules
+tagged wcag2a, wcag2aa, wcag21a and wcag21aa, and it checks what is shown: so the deck is stepped
+through, slide by slide, and each slide checked while it is on screen. A violation fails the test
+unless docs/accessibility.md lists its rule under "Known violations" (with why the theme cannot fix
+it and what the reader can do); a listed rule that no longer occurs fails too, so the list stays
+exact. Each test prints its violations per rule and how long it took."""
+import collections
+import glob
+import html.parser
+import os
+import re
+import time
+
+import pytest
+
+from conftest import ROOT
+from test_browser import NUMBERED, Traffic, _deck, _make, _open_deck, _shoot, browser, showcase  # noqa: F401
+
+from tools import alt_text
+from tools.web import assets
+
+sync_api = pytest.importorskip('playwright.sync_api', reason='playwright is not installed (make setup)')
+
+TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
+BOOK = os.path.join(ROOT, 'build', 'book', '_build', 'html')
+STATEMENT = os.path.join(ROOT, 'docs', 'accessibility.md')
+
+# axe.run over `context` (null: the whole document): [{id, impact, nodes: ['selector: why', ...]}].
+AXE = """async ([context, tags]) => {
+    const r = await axe.run(context || document, {runOnly: {type: 'tag', values: tags},
+        resultTypes: ['violations'], preload: false});
+    return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n =>
+        n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n').slice(1).join(' ').slice(0, 200))}));
+}"""
+# Every slide in turn, shown and its maths typeset, then axe over it. The other slides (hidden, not displayed) are taken
+# out of the document while axe runs and put back after: axe walks the whole document for every
+# run, and a deck holds some 30 slides, so this makes the run 3 to 5 times faster without changing
+# what is on screen. Returns [[label, violations], ...].
+EVERY_SLIDE = """async ([run, tags]) => {
+    const axeOver = eval(run), out = [];
+    for (const slide of Reveal.getSlides()) {
+        const {h, v} = Reveal.getIndices(slide);
+        Reveal.slide(h, v);
+        if (window.MathJax) {           // the slide's maths typeset anew (the deck does it on each slide)
+            await new Promise(done => MathJax.Hub.Queue(done));
+        }
+        const current = Reveal.getCurrentSlide(), parent = current.closest('.slides');
+        const away = Reveal.getHorizontalSlides().filter(top => !top.contains(current))
+            .map(top => [top, top.nextSibling]);
+        away.forEach(([top]) => top.remove());
+        try {
+            out.push([`#/${h}/${v || 0}`, await axeOver([{include: [current]}, tags])]);
+        } finally {
+            away.reverse().forEach(([top, next]) => parent.insertBefore(top, next));
+        }
+    }
+    return out;
+}"""
+
+
+def known_violations():
+    """``{(rule, 'book' or 'slides')}``: the rows of the table under "## Known violations" in
+    docs/accessibility.md, ``| `rule-id` | book, slides | why | what the reader can do |``."""
+    text = open(STATEMENT).read()
+    section = re.search(r'^## Known violations\n(.*?)(?=^## |\Z)', text, re.S | re.M)
+    assert section, 'docs/accessibility.md has no "## Known violations" section'
+    known = set()
+    for rule, where in re.findall(r'^\|\s*`([a-z0-9-]+)`\s*\|\s*([^|]+)\|', section.group(1), re.M):
+        known |= {(rule, w.strip()) for w in where.split(',')}
+    return known
+
+
+def _axe(page):
+    if not os.path.exists(assets.AXE):
+        pytest.skip('axe-core is not installed: make book (or python -m tools.web.assets)')
+    page.add_script_tag(path=assets.AXE)
+
+
+class Violations:
+    """Violations found, by rule: where (page or slide) and which elements."""
+
+    def __init__(self, where):
+        self.where, self.found, self.checked = where, collections.defaultdict(list), 0
+
+    def add(self, label, violations):
+        self.checked += 1
+        for v in violations:
+            self.found[(v['id'], v['impact'])].append((label, v['nodes']))
+
+    def report(self, seconds):
+        lines = [f'axe-core over {self.checked} {self.where} ({seconds:.0f} s): '
+                 + (f'{sum(len(n) for w in self.found.values() for _, n in w)} violations' if self.found else
+                    'no violation')]
+        for (rule, impact), where in sorted(self.found.items()):
+            lines.append(f'  {rule} ({impact}): {sum(len(n) for _, n in where)} elements on {len(where)} '
+                         f'{self.where}, e.g. {where[0][0]}: {where[0][1][0]}')
+        print('\n'.join(lines))
+
+    def check(self, kind):
+        known = {rule for rule, where in known_violations() if where == kind}
+        undocumented = {r: w for (r, _), w in self.found.items() if r not in known}
+        gone = known - {r for r, _ in self.found}
+        assert not undocumented, 'violations not documented in docs/accessibility.md:\n' + '\n'.join(
+            f'{rule}: {len(w)} {self.where}; {w[0][0]}: {w[0][1][:3]}' for rule, w in undocumented.items())
+        assert not gone, f'docs/accessibility.md lists violations that no longer occur in the {kind}: {gone}'
+
+
+# --- the book -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def book():
+    _make('book')
+    return BOOK
+
+
+def book_pages():
+    """Every HTML page of the book: the contents, each notebook and solution, search and index."""
+    pages = sorted(glob.glob(os.path.join(BOOK, '**', '*.html'), recursive=True))
+    return [p for p in pages if f'{os.sep}_static{os.sep}' not in p and f'{os.sep}_sources{os.sep}' not in p]
+
+
+PAGE_FACTS = """() => ({
+    lang: document.documentElement.lang,
+    title: document.title,
+    maths: document.querySelectorAll('mjx-container').length,
+    spoken: [...document.querySelectorAll('mjx-container')].filter(m =>
+        m.querySelector('mjx-assistive-mml math')).length,
+    positive: [...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0)
+        .map(e => e.outerHTML.slice(0, 80)),
+})"""
+
+
+def test_axe_finds_nothing_undocumented_on_any_page_of_the_book(browser, book):     # noqa: F811
+    context = browser.new_context(viewport={'width': 1280, 'height': 800})
+    traffic = Traffic(context)
+    page = context.new_page()
+    found, facts, start = Violations('book pages'), {}, time.monotonic()
+    for path in book_pages():
+        name = os.path.relpath(path, BOOK)
+        page.goto('file://' + path)
+        page.wait_for_load_state('load')
+        if page.locator('.math').count():        # MathJax typesets after the load event
+            page.locator('mjx-container').first.wait_for()
+            page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
+        _axe(page)
+        found.add(name, page.evaluate(AXE, [None, TAGS]))
+        facts[name] = page.evaluate(PAGE_FACTS)
+    context.close()
+    found.report(time.monotonic() - start)
+    traffic.check()
+    assert len(facts) > len(NUMBERED), f'the book has {len(facts)} pages'
+    assert all(f['lang'].startswith('en') for f in facts.values()), {n: f['lang'] for n, f in facts.items()}
+    assert all(f['title'] for f in facts.values())
+    assert not {n: f['positive'] for n, f in facts.items() if f['positive']}, 'a tabindex > 0 breaks the reading order'
+    unspoken = {n: f"{f['maths'] - f['spoken']} of {f['maths']}" for n, f in facts.items() if f['spoken'] < f['maths']}
+    assert not unspoken, f'formulas without MathML for screen readers (MathJax assistive MathML): {unspoken}'
+    assert sum(f['maths'] for f in facts.values()), 'no formula found in the book'
+    found.check('book')
+
+
+FOCUS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+    return {tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || '').trim().slice(0, 40),
+            visible: r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight
+                     && r.left < innerWidth && e.checkVisibility({visibilityProperty: true}),
+            ring: ring, inMain: !!e.closest('main')}; }"""
+
+
+def _tab(page, n):
+    """Press Tab ``n`` times; return what had the focus after each press (once the page's
+    transitions, such as a skip link sliding in, are over)."""
+    stops = []
+    for _ in range(n):
+        page.keyboard.press('Tab')
+        page.wait_for_timeout(250)
+        stops.append(page.evaluate(FOCUS))
+    return stops
+
+
+def test_the_book_with_the_keyboard_alone(browser, book):      # noqa: F811
+    """A skip link first, shown when it has the focus; Enter on it moves on to the page's content;
+    every later Tab stop is on screen (scrolled to) and outlined."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 800})
+    page = context.new_page()
+    page.goto('file://' + os.path.join(BOOK, 'notebooks', os.path.basename(showcase())[:-len('.ipynb')] + '.html'))
+    page.wait_for_load_state('load')
+    first = _tab(page, 1)[0]
+    assert first and 'skip to main content' in first['text'].lower(), f'the first Tab stop is not a skip link: {first}'
+    assert first['visible'] and first['ring'], f'the skip link is not shown with a focus outline: {first}'
+    _shoot(page, 'a11y-book-skip-link.png')
+    page.keyboard.press('Enter')
+    page.wait_for_function("() => location.hash === '#main-content'")
+    stops = _tab(page, 25)
+    assert stops[0] and stops[0]['inMain'], f'after the skip link, Tab does not go on in the content: {stops[0]}'
+    hidden = [s for s in stops if s and not (s['visible'] and s['ring'])]
+    assert not hidden, f'Tab stops not shown, or without a focus outline: {hidden}'
+    _shoot(page, 'a11y-book-focus.png')
+    context.close()
+
+
+# --- the decks ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def decks():
+    _make('slides')
+    return [_deck(p) for p in NUMBERED]
+
+
+DECK_FACTS = """() => ({
+    lang: document.documentElement.lang,
+    maths: [...document.querySelectorAll('.reveal .slides .MathJax_CHTML')]
+        .filter(m => !m.closest('aside.notes')).length,
+    spoken: [...document.querySelectorAll('.reveal .slides .MathJax_CHTML')].filter(m => !m.closest('aside.notes'))
+        .filter(m => m.parentElement.querySelector('.MJX_Assistive_MathML math')).length,
+    figures: document.querySelectorAll('.reveal .jp-OutputArea-output > img + details').length,
+    positive: [...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).length,
+})"""
+
+
+def test_axe_finds_nothing_undocumented_on_any_slide_of_any_deck(browser, decks):      # noqa: F811
+    """Every slide of every deck, stepped through at 1280 x 720: axe checks the slide on screen
+    (and, once per deck, the whole page: its language, title, controls and first slide)."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    traffic = Traffic(context)
+    page = context.new_page()
+    found, facts, start = Violations('slides'), {}, time.monotonic()
+    for path in NUMBERED:
+        stem = os.path.basename(path)[:-len('.ipynb')]
+        _open_deck(page, path)
+        page.evaluate("() => Reveal.configure({transition: 'none'})")
+        _axe(page)
+        found.add(f'{stem} (the page)', page.evaluate(AXE, [None, TAGS]))
+        for label, violations in page.evaluate(EVERY_SLIDE, [AXE, TAGS]):
+            found.add(f'{stem} {label}', violations)
+        page.wait_for_function('() => !window.MathJax || (MathJax.Hub.queue.pending === 0'   # re-typeset
+                               ' && MathJax.Hub.queue.running === 0)')
+        facts[stem] = page.evaluate(DECK_FACTS)
+    context.close()
+    found.report(time.monotonic() - start)
+    traffic.check()
+    assert all(f['lang'].startswith('en') for f in facts.values()), {n: f['lang'] for n, f in facts.items()}
+    assert not {n: f['positive'] for n, f in facts.items() if f['positive']}, 'a tabindex > 0 breaks the reading order'
+    unspoken = {n: f"{f['maths'] - f['spoken']} of {f['maths']}" for n, f in facts.items() if f['spoken'] < f['maths']}
+    assert not unspoken, f'formulas without MathML for screen readers (MathJax AssistiveMML): {unspoken}'
+    found.check('slides')
+
+
+def test_a_deck_with_the_keyboard_alone(browser, decks):      # noqa: F811
+    """Tab first reaches a skip link, shown and outlined; Enter on it puts the focus on the slide on
+    screen, from where the arrows still change slides and Tab stays on what is shown; a figure's
+    table of numbers opens with Enter over the figure, having taken no room on the slide; an output
+    that scrolls takes the focus and scrolls with the arrow keys."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    page = context.new_page()
+    figure = next((p for p in NUMBERED if '<details><summary>The numbers in this figure'
+                   in open(_deck(p)).read()), showcase())
+    _open_deck(page, figure)
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    first = _tab(page, 1)[0]
+    assert first and first['text'].lower().startswith('skip to the slide'), f'the first Tab stop: {first}'
+    assert first['visible'] and first['ring'], f'the skip link is not shown with a focus outline: {first}'
+    _shoot(page, 'a11y-deck-skip-link.png')
+    page.keyboard.press('Enter')
+    assert page.evaluate('() => document.activeElement === Reveal.getCurrentSlide()')
+    page.keyboard.press('ArrowRight')
+    page.wait_for_function('() => Reveal.getIndices().h > 0 || Reveal.getIndices().v > 0')
+    stops = [s for s in _tab(page, 12) if s]
+    assert stops and all(s['visible'] and s['ring'] for s in stops), f'Tab stops not shown or not outlined: {stops}'
+
+    details = '.reveal .jp-OutputArea-output > img + details'
+    if page.locator(details).count():
+        where = page.evaluate(f"""() => {{ const d = document.querySelector('{details}');
+            const s = d.closest('section'); const {{h, v}} = Reveal.getIndices(s); Reveal.slide(h, v);
+            return [h, v || 0]; }}""")
+        box = page.evaluate(f"""() => {{ const d = document.querySelector('{details}');
+            const img = d.previousElementSibling, s = getComputedStyle(img);
+            const out = d.parentElement.getBoundingClientRect(), i = img.getBoundingClientRect();
+            const margins = parseFloat(s.marginTop) + parseFloat(s.marginBottom);
+            return {{open: d.open, extra: out.height - i.height - margins}}; }}""")
+        assert not box['open'] and box['extra'] <= 2, f'the table of numbers takes room on slide {where}: {box}'
+        page.focus(f'{details} > summary')
+        page.keyboard.press('Enter')
+        assert page.evaluate(f"() => document.querySelector('{details}').open")
+        assert page.locator(f'{details} table').first.is_visible()
+        assert page.evaluate('() => Reveal.getIndices()')['h'] == where[0], 'Enter on the table changed the slide'
+        _shoot(page, 'a11y-deck-figure-table.png')
+        page.keyboard.press('Enter')
+
+    for path in NUMBERED:               # an output that scrolls: focus it, the down arrow scrolls it
+        _open_deck(page, path)
+        page.evaluate("() => Reveal.configure({transition: 'none'})")
+        found = page.evaluate("""() => { for (const s of Reveal.getSlides()) {
+                const {h, v} = Reveal.getIndices(s); Reveal.slide(h, v);
+                const el = s.querySelector('[data-scroller]:not(section)');
+                if (el) { el.focus(); return [h, v || 0]; } }
+            return null; }""")
+        if found:
+            break
+    assert found, 'no deck has an output that scrolls'
+    page.keyboard.press('ArrowDown')
+    page.wait_for_timeout(300)
+    assert page.evaluate('() => document.activeElement.scrollTop') > 0, 'the down arrow did not scroll the output'
+    assert [page.evaluate('() => Reveal.getIndices()')[k] or 0 for k in 'hv'] == found
+    context.close()
+
+
+# --- figures: their text alternative, wherever they go ----------------------------------------------
+
+class _Images(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.alts = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == 'img':
+            attrs = dict(attrs)
+            self.alts.append((attrs.get('src', '')[:60], attrs.get('alt')))
+
+
+def _image_problems(path, within=None):
+    text = open(path, encoding='utf-8').read()
+    if within:
+        match = re.search(within, text, re.S)
+        text = match.group(0) if match else ''
+    parser = _Images()
+    parser.feed(text)
+    return [(src, alt, alt_text.problem(alt)) for src, alt in parser.alts if alt_text.problem(alt)]
+
+
+def test_every_image_of_the_book_and_the_decks_has_a_real_text_alternative(book, decks):
+    """What the reader meets: no image of the book's articles or of a deck is named by its file
+    (Sphinx's default for a figure without alt text), by the plot helpers' stand-in, or not at all.
+    tests/test_alt_text.py names the notebook cells to fix."""
+    bad = {}
+    for path in book_pages():
+        problems = _image_problems(path, r'<article.*</article>')
+        if problems:
+            bad[os.path.relpath(path, BOOK)] = problems
+    for path in decks:
+        problems = _image_problems(path, r'<div class="slides">.*')
+        if problems:
+            bad[os.path.basename(path)] = problems
+    assert not bad, '\n'.join(f'{page}: {len(p)} images, e.g. {p[0][1]!r} ({p[0][2]})' for page, p in bad.items())

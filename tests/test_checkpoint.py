@@ -1,0 +1,83 @@
+"""Checkpoints (helpers.checkpoint, notebook 12): saved once from one device, a run resumed from them
+takes the same steps bit for bit as the run that never stopped, on 1, 2 and 3 devices; the Trainer's
+parameter order; the worker's command line. (The distributed job itself runs in notebook 12.)"""
+import os
+
+import mxnet as mx
+import numpy as np
+import pytest
+
+from helpers import lessoncheck
+from helpers.checkpoint import adam_trainer, command, load_checkpoint, save_checkpoint
+from helpers.data import load_data_fashion_mnist
+from helpers.models import lenet
+from helpers.train import train_batch
+
+CTX = [mx.cpu(i) for i in range(8)]
+
+
+def weights(net, device):
+    return [p.data(device).asnumpy() for p in net.collect_params().values()]
+
+
+@pytest.mark.parametrize('k', [1, 2, 3])
+def test_a_resumed_run_takes_the_same_steps_bit_for_bit(k, tmp_path):
+    devices = CTX[:k]
+    batches = list(load_data_fashion_mnist(32, n_train=32 * 6, seed=0)[0])
+    net = lenet(devices, seed=0)
+    trainer = adam_trainer(net, 1e-3)
+    prefix, after = str(tmp_path / 'ckpt'), []
+    for step, (X, y) in enumerate(batches):
+        if step == 3:
+            save_checkpoint(prefix, net, trainer, devices[0])
+        train_batch(net, X, y, trainer, devices)
+        after.append(weights(net, devices[-1]))
+    assert sorted(os.listdir(tmp_path)) == ['ckpt.params', 'ckpt.states']
+    lenet(devices, seed=1)                               # more layers: the global names move on
+    resumed = lenet(devices, seed=2)                     # other initial weights, replaced by the checkpoint
+    trainer2 = adam_trainer(resumed, 1e-3)
+    load_checkpoint(prefix, resumed, trainer2)
+    for step, (X, y) in enumerate(batches[3:], 3):
+        train_batch(resumed, X, y, trainer2, devices)
+        for a, b in zip(after[step], weights(resumed, devices[-1])):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('k', [1, 2, 3])
+def test_the_readers_laws_hold_for_the_lessons(k):
+    """helpers.lessoncheck's law (the readers' check_save_checkpoint and check_load_checkpoint): a run resumed
+    from a checkpoint takes the same steps bit for bit, with either half of the lesson's pair."""
+    lessoncheck.law_resumed_run_takes_the_same_steps(save_checkpoint, k, 'save')
+    lessoncheck.law_resumed_run_takes_the_same_steps(load_checkpoint, k, 'load')
+
+
+def test_the_trainer_keeps_the_networks_order():
+    """Given a ParameterDict, the Trainer sorts by name, and names come from a process-wide counter:
+    a network whose dense layers are numbered 9, 10, 11 (or 99, 100, 101) sorts 'dense10' first.
+    adam_trainer keeps the network's own order."""
+    while str(int(mx.gluon.nn.Dense(1).name[len('dense'):]) + 1).strip('9'):
+        pass                                             # until the next Dense is dense9, dense99, ...
+    net = lenet([CTX[0]])
+    order = [p.shape for p in net.collect_params().values()]
+    assert [p.shape for p in mx.gluon.Trainer(net.collect_params(), 'sgd')._params] != order
+    assert [p.shape for p in adam_trainer(net, 0.1)._params] == order
+
+
+def test_command_line():
+    cmd = command(steps=4, save_at=2, resume=True, ckpt='c', out='o')
+    assert cmd[1:] == ['-m', 'helpers.checkpoint', '--steps', '4', '--save-at', '2', '--resume', '--ckpt', 'c',
+                       '--out', 'o']
+    assert '--resume' not in command(resume=False, ckpt='c', out='o')
+    with pytest.raises(TypeError, match='unknown option'):
+        command(stepz=3)
+    with pytest.raises(ValueError):
+        adam_trainer(lenet([CTX[0]]), 0)
+
+
+def test_a_job_gets_an_address_of_its_own_on_loopback():
+    import ipaddress
+    from helpers.job import loopback_address
+    addresses = {loopback_address() for _ in range(20)}
+    assert len(addresses) > 1
+    for a in addresses:
+        assert ipaddress.ip_address(a).is_loopback and a != '127.0.0.1'
