@@ -253,7 +253,7 @@ def _resolve(qualname):
     module, _, name = qualname.rpartition('.')
     try:
         return getattr(importlib.import_module(module), name, None)
-    except ImportError:
+    except (ImportError, ValueError):    # no such module, or no module at all ('name' has no dot)
         return None
 
 
