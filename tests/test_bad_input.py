@@ -104,6 +104,7 @@ POLICY = 'a parameter of the policy, set by the helper that calls it'
 MESSAGE = 'only printed in messages: any value will do'
 ECHO = 'True, False or a function: every value means something'
 FIGSIZE = "matplotlib's own argument: it refuses a bad size itself"
+ALT = Maybe(Text(('', '   ')))      # a figure's text alternative: None (described from the axes) or a sentence
 
 
 def _arrays(k=2, size=4):
@@ -531,7 +532,7 @@ ENTRIES = {
         runs=Custom([Bad(5, TypeError, 'not a dict'), Bad([], TypeError, 'a list'),
                      Bad({}, ValueError, 'no runs'),
                      Bad({'a': [{'rank': 0}]}, ValueError, 'no stamps')]),
-        slow_rank=Maybe(Count(0)), free={'figsize': FIGSIZE},
+        slow_rank=Maybe(Count(0)), alt=ALT, free={'figsize': FIGSIZE},
         names={'runs': ('run',)}),
     'helpers.dist_train.worker_devices': Sweep(
         lambda: dict(index=1, count=2), index=Count(0),
@@ -730,7 +731,7 @@ ENTRIES = {
         lambda: dict(grid=__import__('helpers.scaling').scaling.stored_results('scaling_large_batch'), batch=512),
         grid=Custom([Bad(5, TypeError, 'not a dict'), Bad({}, ValueError, 'no runs')]),
         batch=Custom([Bad('512', TypeError, 'a string'), Bad(500, ValueError, 'not in the grid'),
-                      Bad(0, ValueError, 'zero')])),
+                      Bad(0, ValueError, 'zero')]), alt=ALT),
     'helpers.scaling.epoch_time': Sweep(
         lambda: dict(k=4, n=60000, batch=256, overhead=1e-3, per_example=1e-4,
                      nbytes=1e6, alpha=1e-5, bandwidth=1e9),
@@ -742,7 +743,7 @@ ENTRIES = {
         speedup=Custom([Bad(5, TypeError, 'not a dict'), Bad({}, ValueError, 'empty'),
                         Bad({'LeNet': [1.0]}, TypeError, 'a key that is not a pair'),
                         Bad({('a', 'b'): 'xy'}, TypeError, 'a curve of strings'),
-                        Bad({('a', 'b'): []}, ValueError, 'an empty curve')])),
+                        Bad({('a', 'b'): []}, ValueError, 'an empty curve')]), alt=ALT),
     'helpers.scaling.pushpull_step': Sweep(
         lambda: dict(nbytes=1e6, rate=1e9, alpha=1e-4, compression=False),
         nbytes=NonNegative(), rate=Positive(), alpha=NonNegative(), compression=Flag()),
@@ -759,7 +760,7 @@ ENTRIES = {
         rows=Custom([Bad(5, TypeError, 'not a list'), Bad([5], TypeError, 'not rows')]),
         labels=Custom([Bad(5, TypeError, 'not a dict'),
                        Bad({}, ValueError, 'a size without a label')]),
-        names={'rows': ('row',), 'labels': ('label',)}),
+        alt=ALT, names={'rows': ('row',), 'labels': ('label',)}),
     'helpers.scaling.measure_pushpull': Sweep(
         lambda: dict(sizes=[10], rates=[None, 1e9], compression=False, steps=1,
                      timeout=60, echo=False), starts=True,
