@@ -42,7 +42,7 @@ __all__ = [
     'kvstore', 'store_cases', 'processes', 'pids', 'interface', 'epoch_steps', 'worker_shard', 'worker', 'option',
     'results', 'byte_counters',
     # timings, traces and figures (notebooks 01, 04-09)
-    'timings', 'spans', 'figure', 'curves', 'lanes', 'grid', 'speedups', 'pushpull_rows',
+    'timings', 'spans', 'figure', 'curves', 'lanes', 'grid', 'speedups', 'pushpull_rows', 'grid_runs', 'loss_scale',
     # buckets and sharding (notebooks 10, 11)
     'bucket_plan', 'buckets', 'bucket_params', 'flat_replicas']
 
@@ -884,6 +884,32 @@ def loop(train_iter, test_iter, progress, **functions):
     return batches(train_iter, 'train_iter'), batches(test_iter, 'test_iter')
 
 
+def loss_scale(scale, updated, good_steps, growth_interval):
+    """The arguments of dynamic loss scaling (notebook 12): ``scale`` a finite number > 0, ``updated``
+    True or False, ``0 <= good_steps < growth_interval`` (at or past it the scale would never grow
+    again: the count only meets ``growth_interval`` going up by one); returns ``(scale, good_steps)``."""
+    flag(updated, 'updated')
+    interval = whole(growth_interval, 'growth_interval', 1)
+    return positive(scale, 'scale'), whole(good_steps, 'good_steps', 0, interval - 1)
+
+
+def grid_runs(grid):
+    """A stored large-batch grid (notebook 09): a dict whose ``'runs'`` is a non-empty list of runs,
+    each a dict with ``batch``, ``recipe`` and ``lr``."""
+    mapping(grid, 'grid')
+    if 'runs' not in grid:
+        raise ValueError("grid must be the stored large-batch results (a dict with 'runs'): "
+                         "helpers.scaling.stored_results('scaling_large_batch')")
+    runs = ordered(grid['runs'], "grid['runs']")
+    if not runs:
+        raise ValueError("grid['runs'] is empty: there is no run to group")
+    for i, r in enumerate(runs):
+        if not _is_mapping(r) or not {'batch', 'recipe', 'lr'} <= set(r):
+            raise ValueError(f"grid['runs'][{i}] must be a run with 'batch', 'recipe' and 'lr', got {_short(r)}")
+        number(r['lr'], f"grid['runs'][{i}]['lr']", 0)
+    return runs
+
+
 def module(value, name):
     """``value`` if it is the dotted name of a Python module, as ``python -m`` takes it (notebook 08)."""
     import re
@@ -915,8 +941,9 @@ def bucket_plan(sizes, bucket_bytes, itemsize):
     """The arguments of ``plan_buckets`` (notebook 10): a non-empty list of gradient sizes, each a
     whole number of elements >= 1, and ``bucket_bytes`` and ``itemsize`` whole numbers >= 1."""
     import mxnet as mx
-    if isinstance(sizes, (str, bytes, mx.nd.NDArray)) or not hasattr(sizes, '__len__'):
-        raise TypeError(f'sizes must be a list of gradient sizes (elements), got {type(sizes).__name__}')
+    if isinstance(sizes, (str, bytes, mx.nd.NDArray)) or _unordered(sizes) or not hasattr(sizes, '__len__'):
+        raise TypeError(f'sizes must be a list of gradient sizes (elements), got {type(sizes).__name__}'
+                        + (' (a dict: its keys would be read as indices)' if _is_mapping(sizes) else ''))
     if len(sizes) == 0:
         raise ValueError('sizes is empty: need at least one gradient to put in a bucket')
     for i, size in enumerate(sizes):

@@ -55,6 +55,8 @@ def loopback_address(rng=None):
     whose sums then include their gradients. On an address of its own, only the job's processes
     connect, and a port is only ever contested within the job."""
     import random
+    if rng is not None and not callable(getattr(rng, 'randint', None)):
+        raise TypeError(f'rng must be None or a random.Random (with randint), got {type(rng).__name__}')
     rng = rng or random.SystemRandom()
     return f'127.{rng.randint(16, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}'
 

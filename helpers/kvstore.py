@@ -170,9 +170,7 @@ def arrays_per_key(k, extra=None):
     and 2k-1 compressed arrays of 1/16 each (one per device, and a copy on the owner of every other's).
     :func:`store_memory` sees those small arrays only where they do not reuse memory freed before:
     measured with 2-bit compression, expect up to (2k-1)/16 below this."""
-    k = checks.whole(k, 'k', 1)
-    if extra not in EXTRAS:
-        raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')
+    k, extra = checks.whole(k, 'k', 1), checks.choice(extra, 'extra', EXTRAS)
     if extra == '2bit':
         return 2 * k + 1 + (2 * k - 1) / 16
     return (k if k > 1 else 0) + {None: 0, 'sgd': 1, 'momentum': 2}[extra]

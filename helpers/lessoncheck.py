@@ -240,6 +240,7 @@ def find(qualname):
     """The check of lesson ``qualname``, or None (notebooks 03-12; ``tools/assignments.py``): registered
     under that name, or under another name of the same function -- ``helpers.dist.run_local_job`` is
     ``helpers.job.run_local_job``, re-exported."""
+    checks.text(qualname, 'qualname (a lesson)')
     if qualname in CHECKS:
         return CHECKS[qualname]
     target = _resolve(qualname)

@@ -139,6 +139,7 @@ def grid_by_setting(grid):
     """The runs of a stored large-batch grid (:func:`stored_results`, ``benchmarks/scaling_large_batch.py``)
     grouped by setting (notebook 09): ``{(batch, recipe, lr): [run, ...]}``, one run per seed, ``lr``
     the rate the recipe reaches (rounded to 6 digits), settings in the order of the file."""
+    checks.grid_runs(grid)
     groups = {}
     for r in grid['runs']:
         groups.setdefault((r['batch'], r['recipe'], round(r['lr'], 6)), []).append(r)
