@@ -855,7 +855,7 @@ ENTRIES = {
         params=Custom([Bad(5, TypeError, 'not a list'), Bad([np.ones(3)], TypeError, 'NumPy'),
                        Bad(nd.ones(3), TypeError, 'a single NDArray'),
                        Bad([nd.ones(3)], ValueError, 'no gradient attached')]),
-        lr=Positive(), batch_size=Count(1), names={'params': ('parameter',)}),
+        lr=Positive(), batch_size=Positive(), names={'params': ('parameter',)}),   # notebook 12: the loss scale
     'helpers.train.train_batch_scratch': Sweep(
         lambda: dict(X=_images(4), y=nd.array([1, 2, 3, 4]), device_params=_replicas(), devices=CPU, lr=0.1),
         X=Array(lambda good, call: [_images(3), _images(1)]), devices=Devices(), lr=Positive(),
