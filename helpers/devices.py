@@ -128,7 +128,7 @@ def gpu_pool(chosen=None):
     """The GPUs the series may use on this machine, in order (notebooks 00, 08): the ones
     ``MXDP_DEVICES=gpu:...`` lists, none if it forces CPU stand-ins, else every GPU MXNet sees.
     ``chosen``: what :func:`parse_devices` made of ``MXDP_DEVICES`` (default: read it now)."""
-    chosen = _chosen() if chosen is None else checks.devices(chosen, 'chosen')
+    chosen = _chosen() if chosen is None else checks.devices(chosen, 'chosen', present=False)
     if chosen is None:
         return [mx.gpu(i) for i in range(num_gpus())]
     return [d for d in chosen if d.device_type == 'gpu']

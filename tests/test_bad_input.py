@@ -1306,9 +1306,9 @@ def test_more_silent_answers_the_sweep_found_are_refused():
 def test_bad_input_of_the_helpers_merged_from_main_is_refused():
     """Helpers of notebooks 09-12 the sweep covers since main was merged (before: the comment)."""
     from helpers import buckets, job, lessoncheck, precision, scaling, sharding
-    _refused(lambda: buckets.plan_buckets({0: 3, 1: 5}, 16), TypeError, 'sizes.*dict')   # was: its keys checked as sizes
+    _refused(lambda: buckets.plan_buckets({0: 3, 1: 5}, 16), TypeError, 'sizes.*dict')   # was: keys as sizes
     _refused(lambda: precision.next_scale(8.0, True, 2000, 2000), ValueError, 'good_steps')   # was: never grows again
-    _refused(lambda: precision.next_scale(-8.0, False, 0), ValueError, 'scale')           # was -4.0
+    _refused(lambda: precision.next_scale(-8.0, False, 0), ValueError, 'scale')      # was -4.0
     _refused(lambda: sharding.zero_bytes(10, 2, weight_bytes=-4), ValueError, 'weight_bytes')  # was negative bytes
     _refused(lambda: job.loopback_address(5), TypeError, 'rng')                          # was AttributeError 'randint'
     _refused(lambda: lessoncheck.verify('shard_sizes', print), ValueError, 'qualname')    # was 'Empty module name'

@@ -12,7 +12,7 @@ from d2l import mxnet as d2l
 from mxnet.gluon import nn
 
 from helpers import lessoncheck
-from helpers.models import (LENET_SHAPES, Residual, batchnorm_step, equal_weight_batchnorm, init_lenet_params,
+from helpers.models import (Residual, batchnorm_step, equal_weight_batchnorm, init_lenet_params,
                             lenet, lenet_scratch, replicate_params, resnet18, sync_batchnorm_steps)
 from helpers.split import shard_bounds
 
