@@ -6,6 +6,8 @@ import os
 import shlex
 import sys
 
+from helpers import checks
+
 __all__ = ['ssh_commands']
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,10 +48,15 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
     dmlc_tracker/tracker.py).
     """
     import ipaddress
-    hosts = [str(h).strip() for h in hosts]
-    python = python or sys.executable
-    for what, value in [('repo', repo), ('python', python)] + [('interface', interface)] * bool(interface) + [
-            (f'env[{k!r}]', f'{k}={v}') for k, v in dict(env or {}).items()]:
+    hosts = [h.strip() for h in checks.strings(hosts, 'hosts')]
+    script_args = checks.strings(script_args, 'script_args', empty=True)
+    num_servers = None if num_servers is None else checks.whole(num_servers, 'num_servers', 1, checks.MAX_PROCESSES)
+    python = sys.executable if python is None else checks.text(python, 'python')
+    hostfile, repo = checks.text(hostfile, 'hostfile'), checks.text(repo, 'repo')
+    interface = None if interface is None else checks.text(interface, 'interface')
+    env = {} if env is None else checks.mapping(env, 'env')
+    for what, value in [('repo', repo), ('python', python), ('hostfile', hostfile)] + [
+            ('interface', interface)] * bool(interface) + [(f'env[{k!r}]', f'{k}={v}') for k, v in dict(env).items()]:
         if shlex.quote(str(value)) != str(value):       # ssh.py would pass its quotes on, broken
             raise ValueError(f'{what} = {value!r} needs shell quoting, which MXNet\'s ssh launcher cannot '
                              "pass on: dmlc_tracker/ssh.py puts the command between single quotes as it "

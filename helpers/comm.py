@@ -41,6 +41,7 @@ __all__ = ['copy_to', 'CommStats', 'allreduce_naive', 'owner_chunk', 'reduce_sca
 def copy_to(x, to):
     """Send ``x`` to ``to``: a device (returns a new array there) or an array, written in place
     (notebook 04). It is ``x.copyto(to)``, named for what it does in an allreduce."""
+    checks.copy(x, to)
     return x.copyto(to)
 
 
@@ -58,12 +59,13 @@ def allreduce_naive(arrays, send=copy_to):
 def owner_chunk(i, k):
     """The chunk whose finished sum device ``i`` holds after :func:`reduce_scatter`, of the k chunks
     ``shard_bounds(size, k)`` cuts (notebooks 04, 11)."""
+    i, k = checks.index(i, k, 'i (a device)')
     return (i + 1) % k
 
 
 def reduce_scatter(arrays, send=copy_to):
     """Ring reduce-scatter, in place: after k-1 steps device i holds the sum of chunk i + 1 (notebook 04)."""
-    k = checks.arrays(arrays, min_size=len(arrays))
+    k = checks.arrays(arrays, ring=True)
     flat = [a.reshape(-1) for a in arrays]               # views: writing them writes the arrays
     chunks = shard_bounds(flat[0].size, k)               # chunk c = elements chunks[c][0]:[1]
     for s in range(k - 1):
@@ -76,7 +78,7 @@ def reduce_scatter(arrays, send=copy_to):
 
 def all_gather(arrays, send=copy_to):
     """Ring all-gather, in place: device i's chunk i + 1 travels round the ring to all (notebook 04)."""
-    k = checks.arrays(arrays, min_size=len(arrays))
+    k = checks.arrays(arrays, ring=True)
     flat = [a.reshape(-1) for a in arrays]
     chunks = shard_bounds(flat[0].size, k)
     for s in range(k - 1):

@@ -43,7 +43,7 @@ def naive_bytes_per_device(k, size, itemsize=4):
     """Bytes each device sends in the naive allreduce of ``size`` elements of ``itemsize`` bytes
     (notebook 04): device 0 sends the sum to the ``k-1`` others, every other device sends its array
     once: ``[(k-1) N, N, ..., N]`` with ``N = size * itemsize``."""
-    k = checks.whole(k, 'k', 1)
+    k, size, itemsize = checks.bytes_per_device(k, size, itemsize)
     nbytes = size * itemsize
     return [(k - 1) * nbytes] + [nbytes] * (k - 1)
 
@@ -53,7 +53,7 @@ def ring_bytes_per_device(k, size, itemsize=4):
     (notebook 04; in elements, because chunks are cut between elements): every chunk but two, i.e.
     exactly ``2 (k-1)/k N`` when ``k`` divides ``size``."""
     from helpers.split import shard_sizes
-    k = checks.whole(k, 'k', 1)
+    k, size, itemsize = checks.bytes_per_device(k, size, itemsize)
     if k == 1:
         return [0]
     chunk = [n * itemsize for n in shard_sizes(size, k)]
@@ -64,6 +64,7 @@ def ring_lower_bound(k, nbytes):
     """``2 (k-1)/k N``: the fewest bytes the *busiest* device can send in an allreduce of ``N``
     bytes over ``k`` devices -- in any allreduce some device sends at least this much; other
     devices may send less (Patarasuk & Yuan 2009; notebook 04)."""
+    checks.devices_and_bytes(k, nbytes)
     k = np.asarray(k, dtype=float)
     return 2 * (k - 1) / k * nbytes
 
@@ -132,6 +133,4 @@ LINK_SOURCES = {
 
 def link(name):
     """``dict(alpha=..., bandwidth=..., k_max=...)`` of a link in :data:`LINKS` (notebooks 04, 09)."""
-    if name not in LINKS:
-        raise ValueError(f'unknown link {name!r}; known: {", ".join(LINKS)}')
-    return LINKS[name]
+    return LINKS[checks.choice(name, 'link name', tuple(LINKS))]

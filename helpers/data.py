@@ -72,7 +72,7 @@ class ChecksumError(ValueError):
 
 def get_fashion_mnist_labels(labels):
     """Text names of numeric Fashion-MNIST labels, as ``d2l.get_fashion_mnist_labels`` (notebook 00)."""
-    return [TEXT_LABELS[int(i)] for i in labels]
+    return [TEXT_LABELS[i] for i in checks.class_ids(labels, len(TEXT_LABELS))]
 
 
 def mxnet_cache_dir():
@@ -129,6 +129,9 @@ def find_data_dir(root=None, download=True, mirrors=MIRRORS, timeout=DOWNLOAD_TI
     ``source`` is one of ``'argument'``, ``'environment'``, ``'debian'``, ``'mxnet-cache'``,
     ``'download'``. Raises :class:`DataNotFoundError` naming what is missing and where it looked.
     """
+    root = None if root is None else checks.path(root, 'root')
+    checks.flag(download, 'download')
+    mirrors, timeout = checks.strings(mirrors, 'mirrors', empty=True), checks.seconds(timeout, 'timeout')
     explicit, source = (root, 'argument') if root is not None else (os.environ.get(ENV_VAR), 'environment')
     if explicit:
         missing = _missing(explicit)
@@ -201,8 +204,9 @@ def load_arrays(train=True, root=None, download=True):
 
     Files are read, verified and decoded once per process; later calls return the same arrays.
     """
+    train = checks.flag(train, 'train')
     directory, _ = find_data_dir(root, download)
-    return _as_float(os.path.abspath(directory), bool(train))
+    return _as_float(os.path.abspath(directory), train)
 
 
 @functools.lru_cache(maxsize=4)
@@ -237,10 +241,10 @@ class ArrayLoader:
 
     def __init__(self, X, y, batch_size, shuffle=False, seed=None, last_batch='keep', ctx=None):
         batch_size = checks.whole(batch_size, 'batch_size', 1)
-        if len(X) != len(y):
-            raise ValueError(f'X and y must have the same first dimension, got {len(X)} and {len(y)}')
-        if last_batch not in ('keep', 'discard'):
-            raise ValueError(f"last_batch must be 'keep' or 'discard', got {last_batch!r}")
+        checks.labels(X, y)
+        checks.choice(last_batch, 'last_batch', ('keep', 'discard'))
+        shuffle, seed = checks.flag(shuffle, 'shuffle'), None if seed is None else checks.whole(seed, 'seed')
+        ctx = None if ctx is None else checks.context(ctx, 'ctx')
         if len(X) == 0:
             raise ValueError('cannot load batches from an empty dataset')
         self.X, self.y = X, y
@@ -272,6 +276,7 @@ def load_data_fashion_mnist(batch_size, n_train=None, n_test=None, seed=0, root=
     The training iterator reshuffles every epoch (reproducibly, from ``seed``); the test iterator
     does not. ``n_train`` / ``n_test`` keep only the first examples, for quick runs on CPUs.
     """
+    seed = None if seed is None else checks.whole(seed, 'seed')
     X, y = load_arrays(True, root)
     Xt, yt = load_arrays(False, root)
     for n, name, total in ((n_train, 'n_train', len(X)), (n_test, 'n_test', len(Xt))):

@@ -82,7 +82,8 @@ def parse_devices(value, gpus):
     cpu = re.fullmatch(r'cpu(?::([0-9]+))?', text)              # 'cpu' or 'cpu:' + ASCII digits
     gpu = re.fullmatch(r'gpu:\s*([0-9]+(?:\s*,\s*[0-9]+)*)', text)
     if cpu and (cpu[1] is None or int(cpu[1]) > 0):              # 'cpu:0' and 'cpu:00' alike refused
-        return [mx.cpu(i) for i in range(DEFAULT_STANDINS if cpu[1] is None else int(cpu[1]))]
+        k = DEFAULT_STANDINS if cpu[1] is None else checks.whole(int(cpu[1]), FORCE_ENV, 1, checks.MAX_DEVICES)
+        return [mx.cpu(i) for i in range(k)]
     if gpu:
         return [mx.gpu(i) for i in _gpu_ids(value, gpu[1], gpus)]
     raise ValueError(f'{FORCE_ENV}={value!r}: expected {FORMS}')
@@ -112,7 +113,7 @@ def get_devices(k=None):
     there are that many and stand-ins are not forced, else ``k`` CPU stand-ins.
     """
     if k is not None:
-        k = checks.whole(k, 'k', 1)
+        k = checks.whole(k, 'k', 1, checks.MAX_DEVICES)
     chosen = _chosen()
     if k is None:
         if chosen:
@@ -127,7 +128,7 @@ def gpu_pool(chosen=None):
     """The GPUs the series may use on this machine, in order (notebooks 00, 08): the ones
     ``MXDP_DEVICES=gpu:...`` lists, none if it forces CPU stand-ins, else every GPU MXNet sees.
     ``chosen``: what :func:`parse_devices` made of ``MXDP_DEVICES`` (default: read it now)."""
-    chosen = _chosen() if chosen is None else chosen
+    chosen = _chosen() if chosen is None else checks.devices(chosen, 'chosen', present=False)
     if chosen is None:
         return [mx.gpu(i) for i in range(num_gpus())]
     return [d for d in chosen if d.device_type == 'gpu']

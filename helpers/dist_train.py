@@ -31,6 +31,7 @@ import numpy as np
 import mxnet as mx  # in a scheduler/server process this line runs the server and exits
 from mxnet import gluon
 
+from helpers import checks
 from helpers.data import ArrayLoader, load_arrays
 from helpers.devices import gpu_pool
 from helpers.job_node import progress
@@ -71,7 +72,7 @@ def _parser():
 def parse_args(argv=None):
     """The script's command line (notebook 08)."""
     p = _parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(None if argv is None else checks.strings(argv, 'argv', empty=True))
     for name in ('epochs', 'batch_size', 'n_train', 'n_test', 'devices_per_worker'):
         if getattr(args, name) < 1:
             p.error(f'--{name.replace("_", "-")} must be >= 1')
@@ -84,21 +85,22 @@ def command(module='helpers.dist_train', **options):
     ``[python, '-m', 'helpers.dist_train', '--kvstore', 'dist_async', '--lr', '0.3', '--out', d]``,
     and ``trainer_pushpull=True`` a flag without a value. An unknown option raises TypeError."""
     actions = {a.dest: a for a in _parser()._actions if a.dest != 'help'}
-    cmd = [sys.executable, '-m', module]
+    cmd = [sys.executable, '-m', checks.module(module, 'module')]
     for name, value in options.items():
         if name not in actions:
             raise TypeError(f'unknown option {name!r}: expected one of {", ".join(sorted(actions))}')
         flag = actions[name].option_strings[0]
         if actions[name].nargs == 0:                   # a flag: present or not
-            cmd += [flag] if value else []
+            cmd += [flag] if checks.flag(value, name) else []
         else:
-            cmd += [flag, str(value)]
+            cmd += [flag, str(checks.option(value, name, actions[name]))]
     return cmd
 
 
 def read_results(out, num_workers=2):
     """The result dicts (see the module's docstring) that the ``num_workers`` workers of a run wrote
     to the directory ``out``, in rank order (notebook 08)."""
+    out, num_workers = checks.path(out, 'out'), checks.whole(num_workers, 'num_workers', 1, checks.MAX_DEVICES)
     results = []
     for r in range(num_workers):
         with open(os.path.join(out, f'result-rank{r}.json')) as f:
@@ -112,6 +114,8 @@ def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6), alt=None):
     (:func:`read_results`); the worker of rank ``slow_rank`` is labelled slow; ``alt``: the
     figure's text alternative (``helpers.plot.show``)."""
     from helpers import plot         # here: the processes of a job need no matplotlib
+    checks.results(runs, 'runs')
+    slow_rank = None if slow_rank is None else checks.whole(slow_rank, 'slow_rank')
     panels = {title: {f"rank {r['rank']}" + (' (slow)' if r['rank'] == slow_rank else ''): r['stamps']
                       for r in results} for title, results in runs.items()}
     with plot.slide_fonts():
@@ -146,6 +150,7 @@ def worker_devices(index, count):
     none if it forces stand-ins), numbers ``index * count``, ... (modulo their count) if there are at
     least ``count``, else CPU stand-ins ``cpu(0)`` ... ``cpu(count - 1)`` (a worker cannot own one
     GPU twice: on a 1-GPU host a worker with two devices gets two stand-ins)."""
+    index, count = checks.whole(index, 'index'), checks.whole(count, 'count', 1, checks.MAX_DEVICES)
     pool = gpu_pool()
     if len(pool) >= count:
         return [pool[(index * count + i) % len(pool)] for i in range(count)]
@@ -155,6 +160,7 @@ def worker_devices(index, count):
 def my_shard(X, y, rank, num_workers):
     """The part of ``(X, y)`` that worker ``rank`` trains on: contiguous shard ``rank`` of
     ``num_workers`` (notebook 03's uneven split). Returns ``(X_part, y_part, (begin, end))``."""
+    checks.worker_shard(X, y, rank, num_workers)
     begin, end = shard_bounds(len(X), num_workers)[rank]
     return X[begin:end], y[begin:end], (begin, end)
 
@@ -162,6 +168,7 @@ def my_shard(X, y, rank, num_workers):
 def steps_per_epoch(n_train, num_workers, batch_size):
     """Steps every worker takes per epoch (notebook 08): whole batches of the *smallest* shard, so
     that no synchronous worker waits forever for a step another one never takes."""
+    checks.epoch_steps(n_train, num_workers, batch_size)
     return (n_train // num_workers) // batch_size
 
 
@@ -169,6 +176,7 @@ def train_worker(kv, devices, X, y, batch_size, steps, lr, epochs, seed=0, on_st
     """One worker's training (notebook 08): notebook 06's step on its shard ``(X, y)``, ``steps``
     steps per epoch, divided by the global batch (the servers add every worker's gradients);
     ``on_step(net, losses)`` runs after each step, once its new weights are here (:class:`_Recorder`)."""
+    checks.worker(kv, steps, lr, epochs, on_step)
     net = lenet(devices, seed)                          # the same initial weights on every worker
     trainer = gluon.Trainer(net.collect_params(), 'sgd',
                             {'learning_rate': lr, 'rescale_grad': 1 / kv.num_workers}, kvstore=kv)
@@ -199,7 +207,8 @@ def traffic_per_step(result):
     """``(sent, received)``: bytes per step through the network interfaces of a worker's namespace,
     from its result dict (notebook 08): the counters' growth from the end of step 1 to the end of the
     last step, per step (step 1 also carries the keys' initialisation, so it is left out)."""
-    net, steps = result['net_bytes'], len(result['net_bytes']) - 1
+    net = checks.byte_counters(result)
+    steps = len(net) - 1
     if steps < 2:
         raise ValueError(f'need at least 2 steps to measure a step, got {steps}')
     received, sent = ((net[-1][i] - net[1][i]) / (steps - 1) for i in (0, 1))
@@ -238,6 +247,8 @@ def push_then_pull(kv):
     gradients with ``pushpull`` only (``Trainer._allreduce_grads``), as does Module for dense arrays
     (``_update_params_on_kvstore``, python/mxnet/model.py). Separate ``push`` and ``pull`` calls do
     compress. Same result: the pull waits for the push of the same key."""
+    checks.kvstore(kv)
+
     def pushpull(key, value, out=None, priority=0):
         kv.push(key, value, priority=priority)
         kv.pull(key, out=value if out is None else out, priority=priority)

@@ -55,6 +55,8 @@ def loopback_address(rng=None):
     whose sums then include their gradients. On an address of its own, only the job's processes
     connect, and a port is only ever contested within the job."""
     import random
+    if rng is not None and not callable(getattr(rng, 'randint', None)):
+        raise TypeError(f'rng must be None or a random.Random (with randint), got {type(rng).__name__}')
     rng = rng or random.SystemRandom()
     return f'127.{rng.randint(16, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}'
 
@@ -141,6 +143,7 @@ def job_processes(jobdir):
     launcher and every scheduler, server and worker carry it in their environment (notebook 08).
     After :func:`run_local_job` returns or raises, this is empty (notebook 08 and the tests check it)."""
     import psutil
+    jobdir = checks.path(jobdir, 'jobdir')
     found = []
     for p in psutil.process_iter():
         try:
@@ -167,11 +170,14 @@ class Job:
 
     def __init__(self, command, num_workers=2, num_servers=1, timeout=120, env=None, echo=True,
                  cwd=None, place=None):
-        if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
-            raise TypeError(f'command must be a non-empty list of strings, got {command!r}')
-        num_workers = checks.whole(num_workers, 'num_workers', 1)
-        num_servers = checks.whole(num_servers, 'num_servers', 1)
-        timeout = checks.positive(timeout, 'timeout (seconds)')
+        command = checks.strings(command, 'command')
+        num_workers = checks.whole(num_workers, 'num_workers', 1, checks.MAX_PROCESSES)
+        num_servers = checks.whole(num_servers, 'num_servers', 1, checks.MAX_PROCESSES)
+        timeout = checks.seconds(timeout, 'timeout (seconds)')
+        for value, name in ((env, 'env'), (place, 'place')):
+            if value is not None:
+                checks.mapping(value, name)
+        cwd = None if cwd is None else checks.path(cwd, 'cwd')
         self.expected = (['scheduler'] + [f'server {i}' for i in range(num_servers)]
                          + [f'worker {i}' for i in range(num_workers)])
         self.timeout, self.lines, self.nodes = float(timeout), [], {}

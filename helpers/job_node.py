@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 
+from helpers import checks      # standard library only, like this module
+
 __all__ = ['progress']
 
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
@@ -51,6 +53,7 @@ def progress(step, final=False):
     last one): ``helpers.job.Job`` stops a job in which no worker makes progress for much longer than
     its steps take (notebook 08; ``helpers.dist_train`` calls it after every step). Outside a job of
     ``helpers.job`` it does nothing."""
+    step, final = checks.whole(step, 'step'), checks.flag(final, 'final')
     jobdir = os.environ.get(JOBDIR_ENV)
     if jobdir and os.path.isdir(jobdir):
         _write_json(_status_file(jobdir, _node_name(os.environ), 'progress'),

@@ -36,15 +36,14 @@ EXTRAS = (None, 'sgd', 'momentum', '2bit')
 
 
 def _check_type(kv_type):
-    if kv_type not in STORE_TYPES:
-        raise ValueError(f'kv_type must be one of {STORE_TYPES}, got {kv_type!r}')
+    checks.choice(kv_type, 'kv_type', STORE_TYPES)
 
 
 def merge_buffer_owners(sizes, k):
     """The device (0 ... k-1) that holds each key's merge buffer in the ``device`` store, for keys
     of ``sizes`` elements (notebook 07): like ``CommDevice::InitMergeBuffer`` (src/kvstore/comm.h),
     the largest key first, each on the device that holds the fewest elements so far."""
-    k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]
+    k, sizes = checks.whole(k, 'k', 1, checks.MAX_DEVICES), checks.counts(sizes, 'sizes', 1)
     load, owners = [0] * k, [None] * len(sizes)
     for key in sorted(range(len(sizes)), key=lambda i: -sizes[i]):   # largest first
         device = load.index(min(load))          # the least loaded; ties: the lowest index
@@ -67,7 +66,7 @@ def reduce_owners(sizes, devices):
     if len(shown) < len(devices):
         raise ValueError(f"MXNet's profiler cannot show {devices[len(shown)]} on this machine: use fewer "
                          'CPU stand-ins (helpers.tracing.traceable)')
-    sizes = [checks.whole(s, 'a key size', 1) for s in sizes]
+    sizes = checks.counts(sizes, 'sizes', 1)
     kv = mx.kv.create('device')
     for key, n in enumerate(sizes):
         kv.init(key, nd.zeros(n))
@@ -89,9 +88,9 @@ def updates_on_store(kv_type, num_devices, sizes):
     MXNet 1.9.1), which the ``Trainer`` asks (``Trainer._init_kvstore``). That function reads
     only each parameter's ``.shape``, so it gets stand-ins with a shape and no memory: VGG-16's
     sizes cost nothing. It creates the store it decides about and reads ``MXNET_UPDATE_ON_KVSTORE``."""
-    num_devices = checks.whole(num_devices, 'num_devices', 1)
-    params = {f'p{i}': types.SimpleNamespace(shape=(checks.whole(n, 'a parameter size', 1),))
-              for i, n in enumerate(sizes)}
+    _check_type(kv_type)
+    num_devices = checks.whole(num_devices, 'num_devices', 1, checks.MAX_DEVICES)
+    params = {f'p{i}': types.SimpleNamespace(shape=(n,)) for i, n in enumerate(checks.counts(sizes, 'sizes', 1))}
     if not params:
         raise ValueError('updates_on_store needs at least one parameter size')
     _, on_store = mx.model._create_kvstore(kv_type, num_devices, params)
@@ -142,15 +141,14 @@ def store_memory(cases, k, size=16_000_000, timeout=300):
     this is the total over all "devices"; on GPUs the same buffers are split between host and GPUs
     as notebook 07 explains.
     """
-    for kv_type, extra in cases:
-        _check_type(kv_type)
-        if extra not in EXTRAS:
-            raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')
+    cases = checks.store_cases(cases, STORE_TYPES, EXTRAS)
     several = not isinstance(k, (int, np.integer)) or isinstance(k, bool)
-    ks = [checks.whole(n, 'k', 1) for n in (k if several else [k])]
+    ks = [checks.whole(n, 'k', 1, checks.MAX_DEVICES) for n in (checks.ordered(k, 'k') if several else [k])]
     if not ks:
         raise ValueError('k is an empty list: need at least one device count')
     size = checks.whole(size, 'size', 1)
+    checks.fits(3 * 4 * max(ks) * size, f'{max(ks)} x 3 arrays of size {size} (float32)')
+    timeout = checks.seconds(timeout, 'timeout')
     code = ('import json; from helpers.kvstore import _measure_memory; '
             f'print(json.dumps([_measure_memory({list(cases)!r}, n, {size}) for n in {ks!r}]))')
     env = dict(os.environ, OMP_NUM_THREADS='1')
@@ -172,9 +170,7 @@ def arrays_per_key(k, extra=None):
     and 2k-1 compressed arrays of 1/16 each (one per device, and a copy on the owner of every other's).
     :func:`store_memory` sees those small arrays only where they do not reuse memory freed before:
     measured with 2-bit compression, expect up to (2k-1)/16 below this."""
-    k = checks.whole(k, 'k', 1)
-    if extra not in EXTRAS:
-        raise ValueError(f'extra must be one of {EXTRAS}, got {extra!r}')
+    k, extra = checks.whole(k, 'k', 1), checks.choice(extra, 'extra', EXTRAS)
     if extra == '2bit':
         return 2 * k + 1 + (2 * k - 1) / 16
     return (k if k > 1 else 0) + {None: 0, 'sgd': 1, 'momentum': 2}[extra]
@@ -186,6 +182,7 @@ def pushpull_seconds(kv_type, devices, size, repeat=5):
     _check_type(kv_type)
     size = checks.whole(size, 'size', 1)
     devices = checks.devices(devices)
+    checks.fits(4 * size * (2 * len(devices) + 1), f'{2 * len(devices) + 1} arrays of size {size} (float32)')
     kv = mx.kv.create(kv_type)
     kv.init(0, nd.zeros((size,)))
     grads = [nd.ones((size,), ctx=d) for d in devices]
@@ -209,12 +206,10 @@ def compressed_pushes(grad, steps, threshold=0.5, ctx=None):
     sent is kept as a *residual* and added to the next gradient (error feedback), so over many
     pushes the sum of what was sent follows the sum of the true gradients.
     """
-    grad = np.asarray(grad, dtype=np.float32)
-    if grad.ndim != 1 or grad.size == 0:
-        raise ValueError(f'grad must be a non-empty 1-D array, got shape {grad.shape}')
+    grad = checks.vector(grad, 'grad')
     steps = checks.whole(steps, 'steps', 1)
     threshold = checks.positive(threshold, 'threshold')
-    ctx = ctx or mx.cpu()
+    ctx = mx.cpu() if ctx is None else checks.context(ctx, 'ctx')
     kv = mx.kv.create('device')
     kv.set_gradient_compression({'type': '2bit', 'threshold': threshold})
     kv.init(0, nd.zeros(grad.shape, ctx=ctx))

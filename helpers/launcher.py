@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 
-from helpers import procs
+from helpers import checks, procs
 
 __all__ = ['launcher_path', 'try_launcher', 'LOOPBACK', 'ROOT_URI_ENV']
 
@@ -74,6 +74,8 @@ def try_launcher(args, patched=True, timeout=60):
     shipped (``patched=False``) or after :func:`_patch_launcher`, and wait for it (notebook 08).
     Returns ``(exit status, last line of its error output)``. Whatever happens, the launcher and
     everything it started are killed before this returns or raises (``TimeoutExpired``)."""
+    args, timeout = checks.strings(args, 'args', empty=True), checks.seconds(timeout, 'timeout')
+    patched = checks.flag(patched, 'patched')
     command = ([sys.executable, '-m', 'helpers.launcher'] if patched else [sys.executable, launcher_path()])
     proc = subprocess.Popen(command + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, start_new_session=True)

@@ -35,6 +35,8 @@ import numpy as np
 import mxnet as mx
 from mxnet import autograd, gluon, nd
 
+from helpers import checks
+
 __all__ = ['Broken', 'CheckFailed', 'Law', 'Report', 'CHECKS', 'lesson', 'run', 'verify',
            'check_shard_sizes', 'check_shard_bounds', 'check_split_and_load', 'check_split_batch',
            'check_copy_to', 'check_allreduce_naive', 'check_reduce_scatter', 'check_all_gather',
@@ -238,6 +240,7 @@ def find(qualname):
     """The check of lesson ``qualname``, or None (notebooks 03-12; ``tools/assignments.py``): registered
     under that name, or under another name of the same function -- ``helpers.dist.run_local_job`` is
     ``helpers.job.run_local_job``, re-exported."""
+    checks.text(qualname, 'qualname (a lesson)')
     if qualname in CHECKS:
         return CHECKS[qualname]
     target = _resolve(qualname)
@@ -251,14 +254,17 @@ def _resolve(qualname):
     module, _, name = qualname.rpartition('.')
     try:
         return getattr(importlib.import_module(module), name, None)
-    except ImportError:
+    except (ImportError, ValueError):    # no such module, or no module at all ('name' has no dot)
         return None
 
 
 def verify(qualname, fn):
     """The :class:`Report` of lesson ``qualname``'s check on ``fn``, without printing or raising
     (notebooks 03-12; for tests and tools)."""
-    check = find(qualname)
+    check = find(checks.text(qualname, 'qualname (a lesson)'))
+    if check is None:
+        raise ValueError(f'qualname (a lesson) must name a lesson with a check, e.g. '
+                         f'{next(iter(CHECKS))!r}, got {qualname!r}')
     return run(qualname.rpartition('.')[2], fn, check.laws())
 
 

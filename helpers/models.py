@@ -67,6 +67,7 @@ def init_lenet_params(seed=0):
 def lenet_scratch(X, params):
     """LeNet's forward pass: images ``X`` (n, 1, 28, 28) -> logits (n, 10), computed on the device
     where ``X`` and ``params`` live (notebook 05)."""
+    checks.lenet(X, params, LENET_SHAPES)
     W1, b1, W2, b2, W3, b3, W4, b4, W5, b5 = params
     H = nd.relu(nd.Convolution(X, W1, b1, kernel=(5, 5), pad=(2, 2), num_filter=6))
     H = nd.Pooling(H, kernel=(2, 2), stride=(2, 2), pool_type='max')
@@ -79,6 +80,7 @@ def lenet_scratch(X, params):
 
 def replicate_params(params, device):
     """A copy of every parameter on ``device``, each with a gradient buffer there (notebook 05)."""
+    checks.replica(params, device)
     replica = [p.copyto(device) for p in params]
     for p in replica:
         p.attach_grad()
@@ -125,7 +127,9 @@ def resnet18(devices, num_classes=10, width=64, seed=0):
     4 width and 8 width channels), initialised like d2l (``init.Normal(0.01)``) on every device
     right after ``mx.random.seed(seed)`` (notebook 06)."""
     devices = checks.devices(devices)
-    width = checks.whole(width, 'width', 1)
+    width, num_classes = checks.whole(width, 'width', 1), checks.whole(num_classes, 'num_classes', 1)
+    checks.fits(4 * len(devices) * (2_750 * width ** 2 + 8 * width * num_classes),    # ~11.2 M parameters at 64
+                f'a ResNet-18 of width {width}, num_classes {num_classes}')
 
     def stage(channels, first=False):
         blk = nn.Sequential()
@@ -136,7 +140,7 @@ def resnet18(devices, num_classes=10, width=64, seed=0):
     net = nn.Sequential()
     net.add(nn.Conv2D(width, kernel_size=3, strides=1, padding=1), nn.BatchNorm(), nn.Activation('relu'),
             stage(width, first=True), stage(2 * width), stage(4 * width), stage(8 * width),
-            nn.GlobalAvgPool2D(), nn.Dense(checks.whole(num_classes, 'num_classes', 1)))
+            nn.GlobalAvgPool2D(), nn.Dense(num_classes))
     mx.random.seed(checks.whole(seed, 'seed'))
     net.initialize(init.Normal(sigma=0.01), ctx=devices)
     net(nd.zeros((1, 1, 28, 28), ctx=devices[0]))      # finish deferred initialisation now

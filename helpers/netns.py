@@ -91,7 +91,7 @@ def _call(args, timeout=CALL_TIMEOUT, check=True):
 def exec_prefix(ns):
     """``['ip', 'netns', 'exec', ns]``: put it before a command to run that command inside the
     namespace ``ns`` (same pid: ``ip`` enters the namespace, then execs; notebooks 08, 09)."""
-    return ['ip', 'netns', 'exec', ns]
+    return ['ip', 'netns', 'exec', checks.text(ns, 'ns')]
 
 
 def counters(ns, dev):
@@ -99,6 +99,7 @@ def counters(ns, dev):
     process's own namespace), as the kernel keeps them: ``{'rx_bytes', 'tx_bytes', 'rx_packets',
     'tx_packets'}`` (notebooks 08, 09). Bytes are whole frames: Ethernet, IP and TCP headers
     included. Take the difference of two readings to measure what crossed in between."""
+    checks.interface(ns, dev)
     args = ['ip'] + (['-n', ns] if ns else []) + ['-s', '-j', 'link', 'show', 'dev', dev]
     stats = json.loads(_call(args))[0]['stats64']
     return {f'{d}_{what}': int(stats[d][what]) for d in ('rx', 'tx') for what in ('bytes', 'packets')}
@@ -117,10 +118,11 @@ def cap(ns, dev, rate, kind='tbf', burst=None, latency=0.1):
     1 Gbit/s); ``latency``: seconds a packet may wait in the tbf queue before it is dropped. The
     rate counts whole frames (Ethernet, IP and TCP headers included). A veth pair has two
     egresses: cap both ends to cap both directions."""
+    checks.interface(ns, dev)
     checks.positive(rate, 'rate (bits per second)')
-    if kind not in ('tbf', 'htb'):
-        raise ValueError(f"kind must be 'tbf' or 'htb', got {kind!r}")
-    rate, burst = int(rate), int(burst or DEFAULT_BURST)
+    checks.choice(kind, 'kind', ('tbf', 'htb'))
+    latency = checks.seconds(latency, 'latency')
+    rate, burst = int(rate), DEFAULT_BURST if burst is None else checks.whole(burst, 'burst (bytes)', 1)
     _call(_tc(ns) + ['qdisc', 'del', 'dev', dev, 'root'], check=False)   # none yet: fine
     if kind == 'tbf':
         _call(_tc(ns) + ['qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', f'{rate}bit',
@@ -134,6 +136,7 @@ def cap(ns, dev, rate, kind='tbf', burst=None, latency=0.1):
 def uncap(ns, dev):
     """Remove the cap of interface ``dev`` in namespace ``ns`` (``None``: this process's own), back
     to the veth's full speed (notebooks 08, 09)."""
+    checks.interface(ns, dev)
     _call(_tc(ns) + ['qdisc', 'del', 'dev', dev, 'root'], check=False)
 
 
@@ -227,6 +230,7 @@ class Network:
     (``clean_leftovers=False`` to skip); ``self.removed_leftovers`` lists them."""
 
     def __init__(self, clean_leftovers=True):
+        checks.flag(clean_leftovers, 'clean_leftovers')
         self.token = secrets.token_hex(3)
         self.namespaces, self.links, self.procs = [], [], []
         self.closed = False

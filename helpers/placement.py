@@ -11,7 +11,7 @@ side by side with their traffic measured (notebooks 08, 09).
 import contextlib
 import time
 
-from helpers import netns
+from helpers import checks, netns
 from helpers.job import DistJobError, DistJobTimeout, Job
 
 __all__ = ['two_hosts', 'two_machines', 'run_side_by_side']
@@ -23,6 +23,9 @@ def two_hosts(net, num_workers, num_servers=1):
     by one veth pair. Returns ``(place, link)``: ``place`` for :class:`Job`, and the
     ``helpers.netns.Link`` whose end ``link.dev_b`` in ``link.ns_b`` is the workers' side: its
     ``tx_bytes`` count what the workers sent, its ``rx_bytes`` what they received."""
+    if not isinstance(net, netns.Network):
+        raise TypeError(f'net must be a helpers.netns.Network, got {type(net).__name__}')
+    num_workers, num_servers = checks.processes(num_workers, num_servers)
     servers, workers = net.namespace('servers'), net.namespace('workers')
     link = net.veth(servers, workers)
     place = {name: {'netns': servers, 'host': link.addr_a}
@@ -37,6 +40,7 @@ def two_machines(num_workers, num_servers=1):
     placement of :func:`two_hosts` on network namespaces that exist for the ``with`` block only, or
     ``None`` where this machine cannot make them (``helpers.netns.available``): the job then runs
     on the loopback interface, and its traffic is not measured."""
+    checks.processes(num_workers, num_servers)
     if not netns.available()[0]:
         yield None
         return
@@ -57,8 +61,16 @@ def run_side_by_side(jobs, timeout=300, failures='raise', isolate=True):
     :class:`DistJobError` after every job was stopped (``failures='raise'``), or is recorded as
     ``{'error': DistJobError}`` while the others go on (``failures='return'``). Every process and
     namespace is removed however the call ends."""
-    if failures not in ('raise', 'return'):
-        raise ValueError(f"failures must be 'raise' or 'return', got {failures!r}")
+    checks.choice(failures, 'failures', ('raise', 'return'))
+    timeout, isolate = checks.seconds(timeout, 'timeout'), checks.flag(isolate, 'isolate')
+    checks.mapping(jobs, 'jobs')
+    if not jobs:
+        raise ValueError('jobs is empty: give {name: (command, num_workers)}')
+    for name, job in jobs.items():
+        if not isinstance(job, (tuple, list)) or len(job) != 2:
+            raise TypeError(f'jobs[{name!r}] must be a pair (command, num_workers), got {job!r}')
+        checks.strings(job[0], f'the command of jobs[{name!r}]')
+        checks.processes(job[1], 1, f'the num_workers of jobs[{name!r}]')
     found = {}
     with contextlib.ExitStack() as stack:          # leaves in reverse: jobs stop, then networks go
         started = {}

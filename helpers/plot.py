@@ -20,6 +20,8 @@ import matplotlib.pyplot as plt
 from d2l import mxnet as d2l
 from matplotlib_inline import backend_inline
 
+from helpers import checks
+
 __all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'history_spread', 'timeline', 'timelines',
            'step_timelines', 'plt', 'PALETTE', 'LINESTYLES', 'FMTS', 'PHASE_COLORS', 'PHASE_HATCHES', 'FALLBACK_ALT']
 
@@ -133,7 +135,8 @@ def show(alt=None, fig=None):
     """Show ``fig`` (default: the current figure) with the text alternative ``alt`` and, for a plot of
     lines, a collapsed table of its numbers (notebooks 00 to 09; module docstring). Outside a Jupyter
     kernel: ``plt.show()``."""
-    fig = fig or plt.gcf()
+    checks.figure(alt, fig=fig)
+    fig = plt.gcf() if fig is None else fig
     if alt is None:                                # a description from the axes, until one is written
         alt = FALLBACK_ALT + ('; '.join(f'{ax.get_title() or "a plot"}: {ax.get_ylabel()} against {ax.get_xlabel()}'
                                         for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()) or 'a figure')
@@ -162,6 +165,7 @@ def plot(*args, alt=None, **kwargs):
     """``d2l.plot`` (same arguments: X, Y, xlabel, ylabel, legend, xlim, ylim, xscale, yscale,
     fmts, figsize, axes), shown with the text alternative ``alt`` (notebooks 01, 04, 09). Pass
     ``axes=`` to draw into axes of your own; then show the figure yourself with :func:`show`."""
+    checks.figure(alt)
     kwargs.setdefault('figsize', (5, 3.2))
     if len(args) < 10:
         kwargs.setdefault('fmts', FMTS)
@@ -174,8 +178,8 @@ def plot(*args, alt=None, **kwargs):
 def history(histories, title=None, figsize=(8, 3.2), alt=None):
     """Training curves of one or several runs (``{label: history}``, or one history): training loss
     and test accuracy per epoch, side by side, with whole-number epoch ticks (notebooks 05-09)."""
-    if 'epoch' in histories:
-        histories = {None: histories}
+    checks.figure(alt, title)
+    histories = checks.curves(histories)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
     for (label, h), fmt in zip(histories.items(), RUN_FMTS * len(histories)):
         ax_loss.plot(h['epoch'], h['loss'], fmt, label=label)
@@ -264,6 +268,11 @@ def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
     """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
     colours (and hatch patterns) by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one
     colour (notebooks 01, 04)."""
+    checks.figure(alt, title)
+    if classify is not None:
+        checks.function(classify, 'classify')
+    if not checks.spans(spans):
+        raise ValueError('spans is empty: there is nothing to draw')
     devices = sorted({s.device for s in spans})
     fig, ax = plt.subplots(figsize=figsize)
     _bars(ax, spans, devices, classify)
@@ -309,6 +318,8 @@ def step_timelines(panels, figsize=(10, 3.4), alt=None):
     """Steps done against time, one line per worker, one panel per run (notebook 08: dist_sync
     beside dist_async). ``panels`` maps a panel title to ``{worker name: [t0, t1, ..., tn]}``: the
     wall-clock times at which the worker began its first step (t0) and ended each step."""
+    checks.figure(alt)
+    checks.lanes(panels)
     fig, axes = plt.subplots(1, len(panels), figsize=figsize, sharex=True, sharey=True, squeeze=False)
     for ax, (title, lanes) in zip(axes[0], panels.items()):
         t0 = min(stamps[0] for stamps in lanes.values())

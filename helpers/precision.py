@@ -65,6 +65,8 @@ def float16_fate(values, scale=1.0):
 def all_finite(arrays):
     """Whether every entry of every array is finite (no inf, no nan), read once for all of them with
     MXNet's ``multi_all_finite``, the operator AMP's loss scaler uses (notebook 12)."""
+    if not checks.parameters(arrays, 'arrays'):
+        raise ValueError('arrays is empty: give at least one NDArray to check')
     return bool(nd.multi_all_finite(*arrays, num_arrays=len(arrays)).asscalar())
 
 
@@ -91,6 +93,7 @@ def train_batch_fp16(X, y, device_params, devices, lr, scale):
 def next_scale(scale, updated, good_steps, growth_interval=2000):
     """Dynamic loss scaling: after an overflow halve the scale; after ``growth_interval`` good steps
     in a row double it (notebook 12). Returns ``(scale, good_steps)`` for the next step."""
+    scale, good_steps = checks.loss_scale(scale, updated, good_steps, growth_interval)
     if not updated:
         return scale / 2, 0
     good_steps += 1

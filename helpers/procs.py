@@ -14,12 +14,15 @@ import os
 import signal
 import subprocess
 
+from helpers import checks
+
 __all__ = ['alive', 'kill', 'kill_group']
 
 
 def alive(pid):
     """True while process ``pid`` runs; False once it exited, even if not reaped yet (notebook 08)."""
     import psutil
+    pid = checks.whole(pid, 'pid', 1)      # psutil.Process(None) is this process
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -30,6 +33,7 @@ def kill(pids, grace):
     """SIGTERM every process of ``pids``, wait up to ``grace`` seconds, then SIGKILL those left and
     wait again; return the pids still alive (notebooks 08, 09). Pids already gone are skipped."""
     import psutil
+    pids, grace = checks.pids(pids, 'pids'), checks.number(grace, 'grace (seconds)', 0, checks.MAX_SECONDS)
     procs = []
     for pid in pids:
         try:
@@ -54,6 +58,9 @@ def kill_group(proc, grace, also=()):
     started, and the pids in ``also``: :func:`kill` them, then SIGKILL its process group (anything
     started meanwhile), then reap ``proc``. Return the pids still alive (notebooks 08, 09)."""
     import psutil
+    if not isinstance(proc, subprocess.Popen):
+        raise TypeError(f'proc must be a subprocess.Popen, got {type(proc).__name__}')
+    grace, also = checks.number(grace, 'grace (seconds)', 0, checks.MAX_SECONDS), checks.pids(also, 'also')
     pids = [proc.pid]
     try:
         pids += [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]

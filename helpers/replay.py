@@ -32,6 +32,7 @@ __all__ = ['record', 'reference', 'Replay', 'Message', 'holding', 'label']
 
 BASE = 16            # one base-16 digit per device: up to 15 copies of one device's value are told apart
 ITEMSIZE = 8         # the recording runs in float64 (exact integers up to 2**53)
+MAX_K = 11           # 16**12 * 16 * 12 > 2**53: beyond 11 devices not even one element is exact
 
 
 def encode(k, size, reduced=False):
@@ -52,9 +53,10 @@ def holding(values, k, size):
     """Decode recorded values (notebook 04): ``[(element, counts)]``, ``counts[d]`` = how many times device ``d``'s
     value is in it; ``(None, counts)`` where the element is not one of the array's, ``(None, None)``
     where the value is not a sum of recorded values at all."""
+    k, size = checks.whole(k, 'k', 1, MAX_K), checks.whole(size, 'size', 1)
     out = []
     top = float(BASE) ** k
-    for v in np.asarray(values, dtype=np.float64).reshape(-1):
+    for v in checks.numeric(values, 'values').astype(np.float64).reshape(-1):
         if not np.isfinite(v) or v < 0 or v != np.floor(v) or v >= 2.0 ** 53:
             out.append((None, None))
             continue
@@ -76,7 +78,7 @@ def label(counts):
     appears twice (``'0+1+1'``); ``'nothing'``; ``'?'`` for values that are not where they belong."""
     if counts is None:
         return '?'
-    devices = [d for d, c in enumerate(counts) for _ in range(c)]
+    devices = [d for d, c in enumerate(checks.counts(counts, 'counts')) for _ in range(c)]
     if not devices:
         return 'nothing'
     parts, i = [], 0
@@ -339,12 +341,14 @@ def record(fn, k=4, size=None, devices=None, reduced=False, name=None):
     notebook 04's -- on ``k`` recording arrays of ``size`` elements (default ``2 k``) and return its
     :class:`Replay`. ``reduced``: start from the state a reduce-scatter leaves (for an all-gather).
     An exception inside ``fn`` ends the recording; the replay keeps the steps before it (``error``)."""
-    k = checks.whole(k, 'k', 1)
+    fn, k = checks.function(fn, 'fn'), checks.whole(k, 'k', 1, MAX_K)
     size = checks.whole(2 * k if size is None else size, 'size', 1)
     if not 16 ** k * size * 16 * k < 2 ** 53:
-        raise ValueError(f'a replay of {k} devices can show at most {2 ** 53 // (16 ** (k + 1) * k)} elements, '
-                         f'got {size}')
-    devices = checks.devices(devices or [mx.cpu(i) for i in range(k)])
+        raise ValueError(f'size: a replay of {k} devices can show at most {2 ** 53 // (16 ** (k + 1) * k)} '
+                         f'elements, got {size}')
+    checks.fits(4 * ITEMSIZE * k * size, f'a replay of {k} arrays of size {size}')   # arrays, copies, snapshots
+    reduced, name = checks.flag(reduced, 'reduced'), None if name is None else checks.text(name, 'name')
+    devices = checks.devices([mx.cpu(i) for i in range(k)] if devices is None else devices)
     if len(devices) != k:
         raise ValueError(f'got {len(devices)} devices for k={k}')
     index = {d: i for i, d in enumerate(devices)}
@@ -399,4 +403,5 @@ def reference(name, k=4, size=None):
     """The replay of notebook 04's own function ``name`` ('allreduce_ring', 'allreduce_naive',
     'reduce_scatter' or 'all_gather') on the same recording arrays."""
     from helpers import comm
+    checks.choice(name, 'name', ('allreduce_ring', 'allreduce_naive', 'reduce_scatter', 'all_gather'))
     return record(getattr(comm, name), k, size, reduced=name == 'all_gather', name=name)

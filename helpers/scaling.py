@@ -41,6 +41,9 @@ class WarmUp(mx.lr_scheduler.LRScheduler):
     """Learning rate ``warmup_begin_lr`` rising linearly to ``base_lr`` over ``warmup_steps``
     updates, then ``base_lr`` (notebook 09; MXNet's ramp: ``LRScheduler.get_warmup_lr``)."""
 
+    def __init__(self, base_lr=0.01, warmup_steps=0, warmup_begin_lr=0, warmup_mode='linear'):
+        super().__init__(*checks.warmup(base_lr, warmup_steps, warmup_begin_lr, warmup_mode))
+
     def __call__(self, num_update):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
@@ -52,8 +55,7 @@ def lr_recipe(recipe, batch_size, warmup_steps, base_lr=0.1, base_batch=64):
     (notebook 09): ``'fixed'`` keeps ``base_lr``; ``'linear'`` multiplies it by ``batch_size /
     base_batch`` (the linear scaling rule); ``'warmup'`` also ramps up linearly from ``base_lr``
     over the first ``warmup_steps`` steps (Goyal et al. 2017, sections 2.1 and 2.2)."""
-    if recipe not in RECIPES:
-        raise ValueError(f'recipe must be one of {RECIPES}, got {recipe!r}')
+    checks.large_batch(recipe, RECIPES, batch_size, warmup_steps, base_lr, base_batch)
     if recipe == 'fixed':
         return {'learning_rate': base_lr}
     lr = base_lr * batch_size / base_batch                  # the linear scaling rule
@@ -75,6 +77,11 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
     from helpers.models import lenet                   # parameter-server job start faster
     from helpers.train import train                    # without d2l and its plotting
     epochs = checks.whole(epochs, 'epochs', 1)
+    checks.large_batch(recipe, RECIPES, batch_size, 0, base_lr, base_batch)
+    checks.whole(warmup_epochs, 'warmup_epochs')
+    checks.whole(seed, 'seed')
+    if rule is not None:
+        checks.function(rule, 'rule')
     train_iter, test_iter = load_data_fashion_mnist(batch_size, n_train, n_test, seed)
     settings = (rule or lr_recipe)(recipe, batch_size, warmup_epochs * len(train_iter), base_lr, base_batch)
     net = lenet(devices, seed)
@@ -98,8 +105,8 @@ def plot_large_batch(grid, batch=512, alt=None):
     the batch size (right). Legends below the axes, off the data; ``alt``: the text alternative. For a
     grid of one seed; a grid of several seeds: :func:`plot_grid_seeds`."""
     from helpers import plot         # here: the processes of a job need no matplotlib
+    batches = checks.grid(grid, batch)
     epochs = range(1, grid['settings']['epochs'] + 1)
-    batches = sorted({r['batch'] for r in grid['runs']})
     with plot.slide_fonts():
         fig, (left, right) = plot.plt.subplots(1, 2, figsize=(8, 4.8))
         colors = dict(zip(RECIPES, ('tab:blue', 'tab:orange', 'tab:green')))
@@ -132,6 +139,7 @@ def grid_by_setting(grid):
     """The runs of a stored large-batch grid (:func:`stored_results`, ``benchmarks/scaling_large_batch.py``)
     grouped by setting (notebook 09): ``{(batch, recipe, lr): [run, ...]}``, one run per seed, ``lr``
     the rate the recipe reaches (rounded to 6 digits), settings in the order of the file."""
+    checks.grid_runs(grid)
     groups = {}
     for r in grid['runs']:
         groups.setdefault((r['batch'], r['recipe'], round(r['lr'], 6)), []).append(r)
@@ -196,6 +204,9 @@ def save_results(result, path, start):
     """Write a benchmark's ``result`` dict to ``path`` as JSON (what :func:`stored_results` reads for
     notebook 09), with this machine and the wall time since ``start`` (``time.perf_counter()``);
     return that wall time in seconds."""
+    checks.mapping(result, 'result')
+    checks.path(path, 'path')
+    checks.number(start, 'start')
     result['machine'] = {'python': platform.python_version(), 'cpus': os.cpu_count(),
                          'processor': platform.processor() or platform.machine(), 'kernel': platform.release()}
     result['wall_seconds'] = time.perf_counter() - start
@@ -209,7 +220,8 @@ def stored_results(benchmark):
     (notebooks 08 and 09 and their solutions read them; found from this file, whatever the working
     directory)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, 'benchmarks', f'{benchmark}.json')) as f:
+    stored = sorted(f[:-len('.json')] for f in os.listdir(os.path.join(root, 'benchmarks')) if f.endswith('.json'))
+    with open(os.path.join(root, 'benchmarks', f'{checks.choice(benchmark, "benchmark", stored)}.json')) as f:
         return json.load(f)
 
 
@@ -219,6 +231,7 @@ def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
     (notebook 09): every step pays a fixed ``overhead``, the compute of one device's shard
     (``batch / k`` examples at ``per_example`` seconds each; the devices run in parallel) and a
     ring allreduce of the ``nbytes`` of gradients over links of latency ``alpha`` and ``bandwidth``."""
+    checks.epoch_model(n, batch, overhead, per_example)
     steps = np.ceil(n / batch)
     talk = costmodel.cost_ring(k, nbytes, alpha, bandwidth)      # 0 for k = 1
     return steps * (overhead + batch / k * per_example + talk)
@@ -229,6 +242,7 @@ def plot_speedups(speedup, alt=None):
     at k = 1, 2, ... devices; one panel per model, one line per link, and k itself (ideal). One
     legend below both panels; ``alt``: the text alternative."""
     from helpers import plot
+    checks.speedups(speedup)
     models = list(dict.fromkeys(model for model, _ in speedup))
     with plot.slide_fonts():
         fig, axes = plot.plt.subplots(1, len(models), figsize=(8, 4.4), sharey=True, squeeze=False)
@@ -263,6 +277,7 @@ def pushpull_step(nbytes, rate, alpha, compression=False):
     one message of latency ``alpha``. 2-bit compression sends 2 bits per 32-bit value in the push
     only: the server answers a pull with full float32 values (``DefaultStorageResponse``,
     src/kvstore/kvstore_dist_server.h)."""
+    checks.pushpull(nbytes, rate, alpha, compression)
     push = nbytes / 16 if compression else nbytes
     goodput = rate / 8 * FRAME_PAYLOAD                  # bytes of data per second
     return 2 * alpha + (push + nbytes) / goodput
@@ -272,6 +287,7 @@ def reached_link(step, alpha):
     """The link a measured push + pull ``step`` implies (notebook 09): ``{'alpha': alpha,
     'bandwidth': bytes per second}``, the rate at which the step's two messages of ``step['nbytes']``
     each crossed once their latency is taken off: :func:`pushpull_step` solved for the rate."""
+    checks.measured_step(step, alpha)
     return {'alpha': alpha, 'bandwidth': 2 * step['nbytes'] / (step['median'] - 2 * alpha)}
 
 
@@ -285,6 +301,7 @@ def plot_pushpull(rows, labels, alt=None):
     cap, shapes by compression; the dotted line is measured = predicted. Legend beside the axes;
     ``alt``: the text alternative."""
     from helpers import plot
+    checks.pushpull_rows(rows, labels)
     series = [(100e6, False, 'tab:blue'), (100e6, True, 'tab:cyan'), (1e9, False, 'tab:red'),
               (1e9, True, 'tab:orange')]
     with plot.slide_fonts():
@@ -335,8 +352,9 @@ def measure_pushpull(sizes, rates, compression=False, steps=3, timeout=180, echo
     :class:`PushPullResult` of worker 1, whose every byte crosses the veth. Every namespace and
     process is gone when it returns or raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
     from helpers import dist, netns
-    sizes = [checks.whole(s, 'size', 1) for s in sizes]
-    rates = [None if r is None else checks.positive(r, 'rate') for r in rates]
+    sizes = checks.counts(sizes, 'sizes', 1)
+    rates = [None if r is None else checks.positive(r, 'rate') for r in checks.ordered(rates, 'rates')]
+    compression, timeout = checks.flag(compression, 'compression'), checks.seconds(timeout, 'timeout')
     command = [sys.executable, '-m', 'helpers.scaling', 'pushpull', '--sizes', ','.join(map(str, sizes)),
                '--rates', ','.join('none' if r is None else repr(r) for r in rates),
                '--steps', str(checks.whole(steps, 'steps', 1))] + (['--compression'] if compression else [])

@@ -145,6 +145,8 @@ def zero_bytes(n_params, k, weight_bytes=4, grad_bytes=4, state_bytes=8, stage=1
     Returns ``{'weights': ..., 'gradients': ..., 'optimizer state': ...}`` (notebook 11)."""
     n_params, k = checks.whole(n_params, 'n_params', 1), checks.whole(k, 'k', 1)
     stage = checks.whole(stage, 'stage', 0)
+    for name, value in (('weight_bytes', weight_bytes), ('grad_bytes', grad_bytes), ('state_bytes', state_bytes)):
+        checks.number(value, name, 0)
     if stage > 3:
         raise ValueError(f'stage must be 0 (replicated), 1, 2 or 3, got {stage}')
     return {'weights': n_params * weight_bytes / (k if stage >= 3 else 1),

@@ -24,6 +24,7 @@ def time_it(fn, repeat=5, warmup=1, sync=True):
     if not callable(fn):
         raise TypeError(f'fn must be callable, got {type(fn).__name__}')
     repeat, warmup = checks.whole(repeat, 'repeat', 1), checks.whole(warmup, 'warmup', 0)
+    sync = checks.flag(sync, 'sync')
     for _ in range(warmup):
         fn()
     mx.nd.waitall()
@@ -43,6 +44,11 @@ def compare(variants, repeat=5):
     warm-up run each, then ``repeat`` rounds in which every variant runs once, in turn, so that a
     busy moment of the machine hits all of them alike (notebooks 04, 07; the benchmarks)."""
     repeat = checks.whole(repeat, 'repeat', 1)
+    checks.mapping(variants, 'variants')
+    if not variants:
+        raise ValueError('variants is empty: give {name: function} to compare')
+    for name, fn in variants.items():
+        checks.function(fn, f'variants[{name!r}]')
     times = {name: [] for name in variants}
     for fn in variants.values():
         time_it(fn, repeat=1, warmup=1)
@@ -64,10 +70,16 @@ def copy_times(src, dst, sizes, repeat=5, fresh=False):
     Copies below 4 MiB are timed more often than ``repeat`` (up to 100 times for the smallest):
     a copy of microseconds is no longer than the noise of a single run.
     """
+    checks.context(src, 'src')
+    checks.context(dst, 'dst')
+    repeat, fresh = checks.whole(repeat, 'repeat', 1), checks.flag(fresh, 'fresh')
+    sizes = checks.counts(sizes, 'sizes', 4)
+    for nbytes in sizes:
+        if nbytes % 4:
+            raise ValueError(f'size {nbytes} is not a multiple of 4 bytes (one float32)')
+        checks.fits(2 * nbytes, f'two arrays of {nbytes} bytes (sizes)')
     out = []
     for nbytes in sizes:
-        if checks.whole(nbytes, 'size', 4) % 4:
-            raise ValueError(f'size {nbytes} is not a multiple of 4 bytes (one float32)')
         x = mx.nd.ones((nbytes // 4,), ctx=src)
         y = mx.nd.zeros((nbytes // 4,), ctx=dst)
         runs = max(repeat, min(100, 2 ** 22 // nbytes))
@@ -81,8 +93,8 @@ def fit_alpha_beta(sizes, seconds):
     Returns ``(alpha, beta)``: seconds per message and seconds per byte (1 / bandwidth). Weighted
     by 1/t, so that small and large messages count alike.
     """
-    n = np.asarray(sizes, dtype=float)
-    t = np.asarray(seconds, dtype=float)
+    n = np.asarray([checks.number(v, 'sizes', 0) for v in checks.ordered(sizes, 'sizes')], dtype=float)
+    t = np.asarray(checks.timings(seconds, 'seconds'), dtype=float)
     if n.shape != t.shape or n.ndim != 1 or len(n) < 2:
         raise ValueError('need at least two (size, seconds) pairs of equal length')
     A = np.stack([np.ones_like(n), n], axis=1) / t[:, None]
@@ -100,8 +112,7 @@ class Relation:
     tell. :meth:`check` asserts the claim unless the machine was too busy, and says which it was."""
 
     def __init__(self, times_a, times_b, at_least, what='a / b'):
-        if len(times_a) < 3 or len(times_b) < 3:
-            raise ValueError('need at least 3 timings of each side to measure their spread')
+        times_a, times_b = checks.timings(times_a, 'times_a', 3), checks.timings(times_b, 'times_b', 3)
         self.what, self.at_least = what, checks.positive(at_least, 'at_least')
         qa, qb = (np.percentile(t, [25, 50, 75]) for t in (times_a, times_b))
         self.ratio = qa[1] / qb[1]
@@ -129,6 +140,7 @@ def relation(a, b, at_least, repeat=9, what='a / b'):
     repeat = checks.whole(repeat, 'repeat', 3)
     if not (callable(a) and callable(b)):
         raise TypeError('a and b must be callables')
+    checks.positive(at_least, 'at_least')
     time_it(a, repeat=1, warmup=1)
     time_it(b, repeat=1, warmup=1)
     times_a, times_b = [], []

@@ -74,6 +74,7 @@ def traceable(devices):
     land on a GPU's lane on a CUDA build, even one with no visible GPU, and would be shown as that
     GPU's; without CUDA they index past the lanes, and the profiler aborts the process
     (``CHECK_LT(idx, DeviceCount())``, same file). So a notebook traces only these."""
+    devices = checks.devices(devices, present=False, empty=True)    # it also answers for lists it cannot show
     lanes = _cores() + (0 if _cuda_build() else 2)
     shown = []
     for d in devices:
@@ -99,6 +100,7 @@ def _trace_dir():
 def trace(fn, *args, **kwargs):
     """Run ``fn(*args, **kwargs)`` under MXNet's profiler; return ``(result, spans)`` with one
     :class:`Span` per operator run on a device, sorted by start time (notebook 01)."""
+    checks.function(fn, 'fn')
     mx.nd.waitall()
     path = os.path.join(_trace_dir(), 'profile.json')
     if os.path.exists(path):
@@ -151,7 +153,7 @@ def phase(name):
     ``ImperativeBulk`` too (``CachedOp::Forward`` sets the engine's bulk size,
     src/imperative/cached_op.cc), so it counts as backward: add the two for such a network.
     """
-    lowered = name.lower()
+    lowered = checks.text(name, 'name').lower()
     if lowered.startswith('_backward') or lowered in ('imperativebulk', 'setvalueop'):
         return 'backward'
     if ('copy' in lowered or 'kvstore' in lowered
@@ -166,6 +168,7 @@ def phase(name):
 def _busy_intervals(spans):
     """``{device: [(start, end), ...]}``: the times each device ran at least one operator, as
     disjoint intervals sorted by start (overlapping or touching spans of one device merged)."""
+    spans = checks.spans(spans)
     per_device = collections.defaultdict(list)
     for s in spans:
         per_device[s.device].append((s.start, s.end))

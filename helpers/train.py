@@ -31,6 +31,7 @@ loss = gluon.loss.SoftmaxCrossEntropyLoss()   # one value per example; backward(
 
 def sgd(params, lr, batch_size):
     """Minibatch SGD, in place, on the device where each parameter lives (notebook 05)."""
+    checks.update(params, lr, batch_size)
     for p in params:
         p -= lr * p.grad / batch_size
 
@@ -55,6 +56,7 @@ def train_batch(net, X, y, trainer, devices, weights=None):
     """One data-parallel step with Gluon: split, forward/backward on every device, then
     ``trainer.step`` sums the gradients and updates every copy (notebook 06). Returns each
     device's loss sum, not read yet."""
+    checks.gluon_step(net, trainer)
     X_shards, y_shards = split_batch(X, y, devices, weights)
     with autograd.record():
         ls = [loss(net(Xs), ys) for Xs, ys in zip(X_shards, y_shards)]
@@ -67,8 +69,9 @@ def train_batch(net, X, y, trainer, devices, weights=None):
 def evaluate_accuracy(net, data_iter, devices):
     """Accuracy of ``net`` on ``data_iter``, every batch split across ``devices``; ``net`` runs on
     the device of its input (notebook 05)."""
+    batches = checks.evaluation(net, data_iter, devices)
     correct, n = [nd.zeros(1, ctx=d) for d in devices], 0
-    for X, y in data_iter:
+    for X, y in batches:
         for i, (Xs, ys) in enumerate(zip(*split_batch(X, y, devices))):
             correct[i] += (net(Xs).argmax(axis=1) == ys.astype('float32')).sum()
         n += len(y)
@@ -79,6 +82,8 @@ def scratch_net(device_params, devices, forward=None):
     """The scratch LeNet as a function of a shard: it runs ``forward`` (default
     :func:`helpers.models.lenet_scratch`) with the replica on the shard's device (notebook 05: what
     :func:`evaluate_accuracy` needs)."""
+    checks.replicas(device_params, devices)
+    forward = lenet_scratch if forward is None else checks.function(forward, 'forward')
     replica, forward = dict(zip(devices, device_params)), forward or lenet_scratch
     return lambda X: forward(X, replica[X.context])
 
@@ -86,6 +91,7 @@ def scratch_net(device_params, devices, forward=None):
 def max_gap(a, b):
     """Largest ``|a - b|`` over two lists of arrays, wherever they live: how far apart two models'
     weights are (notebooks 05, 06: 0.0 means equal to the last bit)."""
+    checks.same_arrays(a, b)
     return max(float(np.abs(p.asnumpy() - q.asnumpy()).max()) for p, q in zip(a, b))
 
 
@@ -122,9 +128,11 @@ def train_scratch(params, train_iter, test_iter, devices, lr, num_epochs, progre
     changes the run. Returns ``(device_params, history)``; ``params`` itself is not modified."""
     devices = checks.devices(devices)
     num_epochs = checks.whole(num_epochs, 'num_epochs', 1)
+    params = checks.parameters(params)
+    train_iter, test_iter = checks.loop(train_iter, test_iter, progress, step=step, evaluate=evaluate, forward=forward)
     lrs = [checks.positive(v, 'lr') for v in (lr if isinstance(lr, (list, tuple)) else [lr] * num_epochs)]
     if len(lrs) != num_epochs:
-        raise ValueError(f'got {len(lrs)} learning rates for {num_epochs} epochs: need one per epoch')
+        raise ValueError(f'lr: got {len(lrs)} learning rates for {num_epochs} epochs: need one per epoch')
     step, evaluate = step or train_batch_scratch, evaluate or evaluate_accuracy
     device_params = [replicate_params(params, d) for d in devices]
     history = _fit(lambda X, y, epoch: step(X, y, device_params, devices, lrs[epoch - 1]),
@@ -138,8 +146,8 @@ def train(net, train_iter, test_iter, devices, trainer, num_epochs, progress=Tru
     (default :func:`train_batch`; notebook 06 passes its lesson cell) on every batch and
     :func:`evaluate_accuracy` after each epoch (notebook 06; used in 07-09). Returns the history."""
     devices = checks.devices(devices)
-    if not isinstance(trainer, gluon.Trainer):
-        raise TypeError(f'trainer must be a gluon.Trainer, got {type(trainer).__name__}')
+    checks.gluon_step(net, trainer)
+    train_iter, test_iter = checks.loop(train_iter, test_iter, progress, step=step)
     for name, p in net.collect_params().items():
         missing = [d for d in devices if d not in p.list_ctx()]
         if missing:

@@ -32,8 +32,8 @@ def test_a_plot_carries_its_alt_text_and_a_table_named_by_its_legend(shown):
 
 def test_alt_text_must_be_a_sentence(shown):
     plot.plt.plot([1, 2], [3, 4])
-    for bad in ('', '   ', 3):
-        with pytest.raises(TypeError, match='alt must be a sentence'):
+    for bad, error in (('', ValueError), ('   ', ValueError), (3, TypeError)):   # helpers.checks' policy
+        with pytest.raises(error, match='alt must be a sentence'):
             plot.show(bad)
     plot.plt.close('all')
 
