@@ -15,6 +15,10 @@ LAB_ARGS ?=
 # nbval: one cell may run this long before the test fails (no cell may hang a CI run).
 CELL_TIMEOUT ?= 1200
 PYTEST_ARGS ?=
+# `make test` runs in this many pytest-xdist workers, each a whole notebook or test file at a time
+# (tools/pytest_groups.py): two use both cores of a 2-core CI machine; TEST_JOBS=1 runs one after
+# the other.
+TEST_JOBS ?= 2
 NOTEBOOKS ?=
 # The one place for nbval's flags: every notebook is re-executed in this environment and its
 # outputs compared with the committed ones, after tests/sanitize.cfg masks what legitimately varies.
@@ -52,7 +56,7 @@ $(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
 	@mkdir -p $(@D) && cp $< $@
 
 test: setup ## everything: unit tests, every notebook re-executed and compared (nbval), browser tests
-	$(PY) -m pytest tests notebooks $(NBVAL) --durations=15 $(PYTEST_ARGS)
+	$(PY) -m pytest tests notebooks $(NBVAL) -n $(TEST_JOBS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
 
 unit: setup ## the unit tests only (tests/)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
