@@ -133,7 +133,7 @@ build/book/_build/html/index.html: $(BUILD_INPUTS) $(wildcard tools/book/*)
 	$(PY) -m tools.build_book
 
 # --- Maintainers (docs/maintainers.md) ------------------------------------------------------------
-execute: setup ## re-execute notebooks in place, in order (NOTEBOOKS="..." for some)
+execute: setup ## re-execute every notebook, then every solution, in place, in order (NOTEBOOKS="..." for some)
 	$(PY) -m tools.execute_notebooks $(NOTEBOOKS)
 
 lessons: setup ## rewrite lesson cells from helpers/ (refuses to overwrite a cell edited in a notebook)

@@ -1,6 +1,6 @@
 """Execute notebooks in place, top to bottom, in the project's environment (what `make execute` runs).
 
-    python -m tools.execute_notebooks                      # every notebook, in order (make execute)
+    python -m tools.execute_notebooks                      # every notebook, then every solution, in order
     python -m tools.execute_notebooks notebooks/01-*.ipynb # some of them
 
 The committed outputs of every notebook are produced by this script, with the same kernel and
@@ -36,7 +36,7 @@ def execute(path):
 
 
 def main(paths):
-    paths = paths or nbtools.numbered()
+    paths = paths or nbtools.numbered() + nbtools.solutions()    # the solutions are committed executed too
     for path in paths:
         print(f'{os.path.basename(path)} ...', end=' ', flush=True)
         print(f'{execute(path):.1f} s', flush=True)
