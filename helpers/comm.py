@@ -64,7 +64,8 @@ def owner_chunk(i, k):
 
 
 def reduce_scatter(arrays, send=copy_to):
-    """Ring reduce-scatter, in place: after k-1 steps device i holds the sum of chunk i + 1 (notebook 04)."""
+    """Ring reduce-scatter, in place: after k-1 steps device i holds the sum of chunk i + 1
+    (notebook 04)."""
     k = checks.arrays(arrays, ring=True)
     flat = [a.reshape(-1) for a in arrays]               # views: writing them writes the arrays
     chunks = shard_bounds(flat[0].size, k)               # chunk c = elements chunks[c][0]:[1]
@@ -77,7 +78,8 @@ def reduce_scatter(arrays, send=copy_to):
 
 
 def all_gather(arrays, send=copy_to):
-    """Ring all-gather, in place: device i's chunk i + 1 travels round the ring to all (notebook 04)."""
+    """Ring all-gather, in place: device i's chunk i + 1 travels round the ring to all
+    (notebook 04)."""
     k = checks.arrays(arrays, ring=True)
     flat = [a.reshape(-1) for a in arrays]
     chunks = shard_bounds(flat[0].size, k)
