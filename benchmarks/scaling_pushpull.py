@@ -5,7 +5,7 @@ the gradient size, under several rate caps, with and without 2-bit compression.
     python benchmarks/scaling_pushpull.py            # as root, with `ip` and `tc` (a few minutes)
     python benchmarks/scaling_pushpull.py --sizes 1,61706 --rates none,100e6 --out /tmp/x.json
 
-``helpers.scaling.measure_pushpull``: "machine" a runs the scheduler, the server and worker 0;
+``helpers.pushpull.measure_pushpull``: "machine" a runs the scheduler, the server and worker 0;
 "machine" b runs worker 1; a veth joins them, each side capped with ``tc tbf`` by its own worker.
 Sizes (float32 values): 1 (the latency alpha), 61,706 (LeNet), 2,621,440 (10 MiB), 11,183,626
 (``helpers.models.resnet18``, width 64). Rates: none (the machine's own speed), 100 Mbit/s, 1 Gbit/s.
@@ -25,7 +25,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from helpers import netns
-from helpers.scaling import measure_pushpull, pushpull_step, save_results
+from helpers.pushpull import measure_pushpull
+from helpers.scaling import pushpull_step, save_results
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'scaling_pushpull.json')
 

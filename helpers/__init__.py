@@ -39,7 +39,7 @@ LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'memory',
                        'plot', 'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'replay', 'models', 'buckets'],
-    'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist'],
+    'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist', 'pushpull'],
     'training': ['train', 'sharding', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
                  'lessoncheck'],
 }

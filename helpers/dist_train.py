@@ -123,25 +123,10 @@ def plot_timelines(runs, slow_rank=1, figsize=(8, 3.6), alt=None):
 
 
 def plot_seeds(runs, alt=None, figsize=(8, 3.6)):
-    """The stored runs of ``benchmarks/dist_sync_async.py`` (notebook 08): each worker's seconds of
-    training (left) and test accuracy (right), one point per run, for ``dist_sync`` (circles) and
-    ``dist_async`` (squares), fast rank 0 and slow rank 1 side by side, a bar at each median."""
-    from helpers import plot
-    stores = ('dist_sync', 'dist_async')
-    with plot.slide_fonts():
-        fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
-        for ax, key, label in zip(axes, ('seconds', 'test_acc'), ('seconds of training', 'test accuracy')):
-            for i, (store, rank) in enumerate((s, r) for s in stores for r in (0, 1)):
-                ys = [run['ranks'][rank][key] for run in runs if run['kvstore'] == store]
-                xs = i + np.linspace(-0.15, 0.15, len(ys))
-                ax.plot(xs, ys, 'o' if store == stores[0] else 's', ms=7, color=f'C{rank}', ls='none',
-                        label=f"{store}, rank {rank}{' (slow)' if rank else ''}")
-                ax.hlines(np.median(ys), i - 0.3, i + 0.3, colors='k', lw=2)
-            ax.set_xticks(range(4), ['sync\nrank 0', 'sync\nrank 1', 'async\nrank 0', 'async\nrank 1'])
-            ax.set(ylabel=label)
-            ax.grid(True, axis='y', alpha=0.3)
-        fig.tight_layout()
-        plot.show(alt, fig)
+    """The stored runs of ``benchmarks/dist_sync_async.py`` (notebook 08), drawn by
+    ``helpers.plot.sync_async_seeds``; ``alt``: the figure's text alternative."""
+    from helpers import plot         # here: the processes of a job need no matplotlib
+    plot.sync_async_seeds(runs, alt=alt, figsize=figsize)
 
 
 def worker_devices(index, count):

@@ -1,34 +1,32 @@
 """What more devices buy (notebook 09): large batches and their learning rates, a model of the time
-per epoch against the number of devices, and a parameter server across two network namespaces.
+per epoch against the number of devices, and a model of a parameter server's push + pull step.
 
 - :func:`lr_recipe` -- the optimizer settings of three large-batch recipes: a fixed learning rate,
   the linear scaling rule, the rule with gradual warm-up (Goyal et al. 2017, sections 2.1-2.2);
-  :func:`train_recipe` trains LeNet with one of them;
+  :func:`train_recipe` trains LeNet with one of them; :func:`grid_by_setting` groups the stored grid
+  of ``benchmarks/scaling_large_batch.py`` by setting;
 - :func:`epoch_time` -- seconds per epoch on ``k`` devices: per-step overhead, compute per example,
   and a ring allreduce of the gradients (``helpers.costmodel``; between machines this stands for
   a ring such as NCCL's or Horovod's, not MXNet's parameter server);
 - :func:`pushpull_step` -- what one worker of a ``dist_sync`` parameter server sends and receives
   in a step, and the alpha-beta prediction of its time (2-bit compression shrinks the push only);
-  :func:`measure_pushpull` runs the real thing: scheduler, server and worker 0 on "machine" a,
-  worker 1 on "machine" b, a capped veth between them (``helpers.netns``), every process started
-  and stopped by ``helpers.dist.Job``. Each process runs this module as a script
-  (``python -m helpers.scaling pushpull ...``): in the scheduler and the server ``import mxnet``
-  turns the process into its role; the workers time their steps and print one ``RESULT`` line.
+  ``helpers.pushpull.measure_pushpull`` runs the real thing across two network namespaces.
+
+Notebook 09 reaches its figures (drawn by ``helpers.plot``) and the measured job
+(``helpers.pushpull``) through this module too: the names it imports from here stay as they were.
 """
-import argparse
-import itertools
 import json
 import math
 import os
 import platform
-import statistics
-import sys
 import time
 
 import numpy as np
-import mxnet as mx  # in the scheduler and server of a job this line runs the role and exits
+import mxnet as mx
 
-from helpers import checks, costmodel
+from helpers import checks, costmodel, plot
+from helpers.plot import large_batch as plot_large_batch, pushpull as plot_pushpull, speedups as plot_speedups
+from helpers.pushpull import PushPullResult, measure_pushpull
 
 __all__ = ['RECIPES', 'WarmUp', 'lr_recipe', 'train_recipe', 'plot_large_batch', 'grid_by_setting',
            'plot_grid_seeds', 'epoch_time',
@@ -99,42 +97,6 @@ def train_recipe(recipe, batch_size, devices, epochs, n_train=None, n_test=None,
                 steps=len(train_iter), diverged=not math.isfinite(history['loss'][-1]))
 
 
-def plot_large_batch(grid, batch=512, alt=None):
-    """The figure of the stored large-batch grid (:func:`stored_results`) in notebook 09: test accuracy
-    per epoch of batch 64 and of ``batch`` under each recipe (left), and after the last epoch against
-    the batch size (right). Legends below the axes, off the data; ``alt``: the text alternative. For a
-    grid of one seed; a grid of several seeds: :func:`plot_grid_seeds`."""
-    from helpers import plot         # here: the processes of a job need no matplotlib
-    batches = checks.grid(grid, batch)
-    epochs = range(1, grid['settings']['epochs'] + 1)
-    with plot.slide_fonts():
-        fig, (left, right) = plot.plt.subplots(1, 2, figsize=(8, 4.8))
-        colors = dict(zip(RECIPES, ('tab:blue', 'tab:orange', 'tab:green')))
-        for r in grid['runs']:
-            if r['batch'] in (64, batch):
-                color = 'black' if r['batch'] == 64 else colors[r['recipe']]
-                left.plot(epochs, r['test_acc'], 'o--' if r['batch'] == 64 else 'o-', color=color,
-                          label=f"{r['batch']} {r['recipe']} ({r['lr']:g})")
-        for recipe, marker in zip(RECIPES, 'osv'):
-            runs = [r for r in grid['runs'] if r['recipe'] == recipe or r['batch'] == 64]
-            right.plot([r['batch'] for r in runs], [r['test_acc'][-1] for r in runs], marker + '-',
-                       color=colors[recipe], ms=7, label=recipe)
-        for ax in (left, right):
-            ax.axhline(0.1, color='gray', ls=':', label='chance')
-            ax.set_ylim(0, 1)
-            ax.grid(True, alpha=0.3)
-        left.set(xlabel='epoch', ylabel='test accuracy', xticks=list(epochs),
-                 title=f'batch {batch} and 64, per epoch')
-        right.set_xscale('log', base=2)
-        right.set_xticks(batches, [str(b) for b in batches], rotation=45)
-        right.set(xlabel='global batch size', title=f"after {len(epochs)} epochs")
-        left.legend(title='batch, recipe (rate)', loc='upper center', bbox_to_anchor=(0.5, -0.3),
-                    ncol=2, frameon=False)
-        right.legend(loc='upper center', bbox_to_anchor=(0.5, -0.42), ncol=2, frameon=False)
-        fig.tight_layout()
-        plot.show(alt, fig)
-
-
 def grid_by_setting(grid):
     """The runs of a stored large-batch grid (:func:`stored_results`, ``benchmarks/scaling_large_batch.py``)
     grouped by setting (notebook 09): ``{(batch, recipe, lr): [run, ...]}``, one run per seed, ``lr``
@@ -147,57 +109,10 @@ def grid_by_setting(grid):
 
 
 def plot_grid_seeds(grid, alt=None, base_lr=0.1, base_batch=64, figsize=(8, 4.4)):
-    """The stored large-batch grid over its seeds (notebook 09): the final test accuracy of each setting,
-    median of the seeds (markers, joined), their range (vertical bars) and each seed (dots). Left:
-    against the batch, one line per recipe, zoomed on the runs that trained (an arrow names a median
-    below). Right: against the learning rate, batch ``base_batch`` at a fixed rate beside the linear rule
-    and its warm-up (the batch that the rule gives that rate), from 0 to 1. ``alt``: the text alternative."""
-    from helpers import plot
-    final = {k: [r['test_acc'][-1] for r in runs] for k, runs in grid_by_setting(grid).items()}
-    styles = {'fixed': ('o-', 'tab:blue'), 'linear': ('s--', 'tab:orange'), 'warmup': ('^-.', 'tab:green')}
-
-    def rule_runs(recipe):          # the recipe's runs and batch base_batch at base_lr, where all three start
-        return [(b, lr, v) for (b, rc, lr), v in final.items() if rc == recipe or (b, lr) == (base_batch, base_lr)]
-
-    series = [('left', f'fixed ({base_lr:g})', 'fixed',
-               [(b, v) for (b, rc, lr), v in final.items() if rc == 'fixed' and lr == base_lr])]
-    series += [('left', r, r, [(b, v) for b, _, v in rule_runs(r)]) for r in ('linear', 'warmup')]
-    series += [('right', f'batch {base_batch}', 'fixed',
-                [(lr, v) for (b, _, lr), v in final.items() if b == base_batch])]
-    series += [('right', f'{r} rule: batch {base_batch} × rate / {base_lr:g}', r,
-                [(lr, v) for _, lr, v in rule_runs(r)]) for r in ('linear', 'warmup')]
-    trained = [a for v in final.values() for a in v if a > 0.3]
-    low = min(trained) - 0.03                         # the left panel shows the runs that trained
-    with plot.slide_fonts():
-        fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
-        panel = dict(zip(('left', 'right'), axes))
-        for n, (side, label, recipe, pts) in enumerate(series):
-            ax, (fmt, color) = panel[side], styles[recipe]
-            pts = sorted(pts)
-            x = [p * 2 ** (0.06 * (n % 3 - 1)) for p, _ in pts]        # side by side, not on top
-            values = [v for _, v in pts]
-            ax.plot(x, [float(np.median(v)) for v in values], fmt, color=color, ms=8, label=label)
-            ax.vlines(x, [min(v) for v in values], [max(v) for v in values], color=color, lw=3, alpha=0.6)
-            ax.scatter([p for p, v in zip(x, values) for _ in v], [a for v in values for a in v], s=16,
-                       color=color, zorder=3)                            # every seed
-            for p, v in zip(x, values):
-                if side == 'left' and np.median(v) < low:                 # off the panel: say where it went
-                    ax.annotate(f'{label}: {np.median(v):.2f}', (p, low), xytext=(-4, 18), ha='right', color=color,
-                                textcoords='offset points', arrowprops={'arrowstyle': '->', 'color': color})
-        left, right = axes
-        right.axhline(0.1, color='gray', ls=':', label='chance')
-        for ax, xlabel, ticks in ((left, 'global batch size', sorted({b for b, _, _ in final})),
-                                  (right, 'learning rate', sorted({lr for _, _, lr in final}))):
-            ax.set_xscale('log', base=2)
-            ax.set_xticks(ticks, [f'{t:g}' for t in ticks])
-            ax.set(xlabel=xlabel)
-            ax.grid(True, alpha=0.3)
-            ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=1, frameon=False)
-        left.set(ylim=(low, max(trained) + 0.02), ylabel='test accuracy',
-                 title=f"after {grid['settings']['epochs']} epochs: by batch")
-        right.set(ylim=(0, 1), title='by learning rate')
-        fig.tight_layout()
-        plot.show(alt, fig)
+    """The stored large-batch grid over its seeds (notebook 09): ``helpers.plot.grid_seeds`` of its runs
+    grouped by setting (:func:`grid_by_setting`); ``alt``: the text alternative."""
+    return plot.grid_seeds(grid_by_setting(grid), grid['settings']['epochs'], alt=alt, base_lr=base_lr,
+                           base_batch=base_batch, figsize=figsize)
 
 
 def save_results(result, path, start):
@@ -237,33 +152,6 @@ def epoch_time(k, n, batch, overhead, per_example, nbytes, alpha, bandwidth):
     return steps * (overhead + batch / k * per_example + talk)
 
 
-def plot_speedups(speedup, alt=None):
-    """The speed-up curves of notebook 09: ``speedup`` maps ``(model, link)`` to the predicted speed-ups
-    at k = 1, 2, ... devices; one panel per model, one line per link, and k itself (ideal). One
-    legend below both panels; ``alt``: the text alternative."""
-    from helpers import plot
-    checks.speedups(speedup)
-    models = list(dict.fromkeys(model for model, _ in speedup))
-    with plot.slide_fonts():
-        fig, axes = plot.plt.subplots(1, len(models), figsize=(8, 4.4), sharey=True, squeeze=False)
-        for ax, model in zip(axes[0], models):
-            styles = itertools.cycle(['o-', 's--', '^-.', 'D-'])   # overlapping curves stay visible
-            for (name, link), s in speedup.items():
-                if name == model:
-                    ax.plot(np.arange(1, len(s) + 1), s, next(styles), ms=4, label=link)
-            k = max(len(s) for s in speedup.values())
-            ax.plot([1, k], [1, k], 'k:', label='k (ideal)')
-            ax.set(title=model, xlabel='GPUs k', xscale='log', yscale='log')
-            ax.set_xticks([1, 2, 4, 8, 16], ['1', '2', '4', '8', '16'])
-            ax.set_yticks([0.25, 0.5, 1, 2, 4, 8, 16], ['1/4', '1/2', '1', '2', '4', '8', '16'])
-            ax.grid(True, alpha=0.3)
-        axes[0][0].set_ylabel('predicted speed-up')
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc='lower center', ncol=3, frameon=False)
-        fig.tight_layout(rect=(0, 0.16, 1, 1))
-        plot.show(alt, fig)
-
-
 # --------------------------------------------------------------------------- the parameter server
 # TCP payload per byte that a rate cap counts: a 1500-byte IP packet carries 1448 bytes of data
 # (20 bytes of IP header, 20 of TCP header, 12 of TCP timestamp option) in a 1514-byte Ethernet frame
@@ -289,134 +177,3 @@ def reached_link(step, alpha):
     each crossed once their latency is taken off: :func:`pushpull_step` solved for the rate."""
     checks.measured_step(step, alpha)
     return {'alpha': alpha, 'bandwidth': 2 * step['nbytes'] / (step['median'] - 2 * alpha)}
-
-
-def _rate(bits_per_second):
-    return f'{bits_per_second / 1e9:g} Gbit/s' if bits_per_second >= 1e9 else f'{bits_per_second / 1e6:g} Mbit/s'
-
-
-def plot_pushpull(rows, labels, alt=None):
-    """Measured against predicted push + pull steps (notebook 09's figure): one point per row of
-    :func:`measure_pushpull` that has a ``'predicted'`` time, named by ``labels[size]``; colours by
-    cap, shapes by compression; the dotted line is measured = predicted. Legend beside the axes;
-    ``alt``: the text alternative."""
-    from helpers import plot
-    checks.pushpull_rows(rows, labels)
-    series = [(100e6, False, 'tab:blue'), (100e6, True, 'tab:cyan'), (1e9, False, 'tab:red'),
-              (1e9, True, 'tab:orange')]
-    with plot.slide_fonts():
-        fig, ax = plot.plt.subplots(figsize=(8, 4.4))
-        for rate, compression, color in series:
-            pts = [r for r in rows if r.get('predicted') and r['size'] > 1
-                   and (r['rate'], r['compression']) == (rate, compression)]
-            ax.plot([r['predicted'] * 1e3 for r in pts], [r['median'] * 1e3 for r in pts],
-                    'o' if compression else 's', color=color, ms=9,
-                    label=f"{_rate(rate)}, {'2-bit' if compression else 'plain'}")
-            for r in pts:                    # plain above the diagonal, 2-bit below it
-                ax.annotate(labels[r['size']], (r['predicted'] * 1e3, r['median'] * 1e3),
-                            ha='left' if compression else 'right', textcoords='offset points',
-                            xytext=(8, -16) if compression else (-8, 4), fontsize=12)
-        ax.plot([1, 3000], [1, 3000], 'k:', label='measured\n= predicted')
-        ax.set(xscale='log', yscale='log', xlabel='predicted step (ms)', ylabel='measured step (ms)',
-               title='dist_sync push + pull across a capped veth')
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1), frameon=False)
-        fig.tight_layout()
-        plot.show(alt, fig)
-
-
-class PushPullResult:
-    """The steps one worker measured in :func:`measure_pushpull` (notebook 09): ``rows`` is a list
-    of dicts ``rate`` (bit/s, None = no cap), ``size`` (float32 values), ``nbytes``,
-    ``compression``, ``seconds`` (every timed step), ``median``, ``sent`` and ``received`` (bytes
-    per step on the worker's side of the veth, from the kernel's counters)."""
-
-    def __init__(self, rows, worker, wall_time):
-        self.rows, self.worker, self.wall_time = rows, worker, wall_time
-
-    def median(self, rate, size):
-        """Median seconds of the steps at this rate and size."""
-        return next(r['median'] for r in self.rows if r['rate'] == rate and r['size'] == size)
-
-    def __repr__(self):
-        return f'PushPullResult({len(self.rows)} rows from {self.worker}, job {self.wall_time:.0f} s)'
-
-
-def measure_pushpull(sizes, rates, compression=False, steps=3, timeout=180, echo=False):
-    """Run a ``dist_sync`` parameter server across two network namespaces and time push + pull
-    (notebook 09). "Machine" a holds the scheduler, the server and worker 0; "machine" b holds
-    worker 1; a veth joins them. For each rate in ``rates`` (bit/s; None: no cap) each worker caps
-    its own machine's side of the veth, then, for every size in ``sizes`` (float32 values per key),
-    times ``steps`` steps (after one untimed) if the cap alone makes one message (a push, or a pull)
-    last half a second or more, else 10 times as many: short steps vary more, and cost little to repeat. Returns the
-    :class:`PushPullResult` of worker 1, whose every byte crosses the veth. Every namespace and
-    process is gone when it returns or raises (``helpers.netns.Network``, ``helpers.dist.Job``)."""
-    from helpers import dist, netns
-    sizes = checks.counts(sizes, 'sizes', 1)
-    rates = [None if r is None else checks.positive(r, 'rate') for r in checks.ordered(rates, 'rates')]
-    compression, timeout = checks.flag(compression, 'compression'), checks.seconds(timeout, 'timeout')
-    command = [sys.executable, '-m', 'helpers.scaling', 'pushpull', '--sizes', ','.join(map(str, sizes)),
-               '--rates', ','.join('none' if r is None else repr(r) for r in rates),
-               '--steps', str(checks.whole(steps, 'steps', 1))] + (['--compression'] if compression else [])
-    with netns.Network() as net:
-        a, b = net.namespace('a'), net.namespace('b')
-        link = net.veth(a, b)
-        on_a, on_b = {'netns': a, 'host': link.addr_a}, {'netns': b, 'host': link.addr_b}
-        place = {'scheduler': on_a, 'server 0': on_a, 'worker 0': on_a, 'worker 1': on_b}
-        job = dist.run_local_job(command, num_workers=2, num_servers=1, timeout=timeout, echo=echo,
-                                 env={'MXDP_VETH': link.dev_a}, place=place)
-    line = next(t for t in job.output('worker 1') if t.startswith('RESULT '))
-    return PushPullResult(json.loads(line[len('RESULT '):]), 'worker 1', job.wall_time)
-
-
-def _pushpull_main(argv):
-    """One worker of :func:`measure_pushpull` (the scheduler and server never get here)."""
-    from helpers import netns
-    p = argparse.ArgumentParser()
-    p.add_argument('--sizes', required=True)
-    p.add_argument('--rates', required=True)
-    p.add_argument('--steps', type=int, default=3)
-    p.add_argument('--compression', action='store_true')
-    args = p.parse_args(argv)
-    dev = os.environ['MXDP_VETH']
-    sizes = [int(s) for s in args.sizes.split(',')]
-    kv = mx.kv.create('dist_sync')
-    if args.compression:
-        kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
-    for key, size in enumerate(sizes):
-        kv.init(key, mx.nd.zeros(size))
-    rows = []
-    for rate in [None if r == 'none' else float(r) for r in args.rates.split(',')]:
-        kv._barrier()                    # nobody is still sending at the previous rate
-        if rate:
-            netns.cap(None, dev, rate)   # this machine's side of the link
-        else:
-            netns.uncap(None, dev)
-        kv._barrier()                    # both machines run at the new rate
-        for key, size in enumerate(sizes):
-            grad, weight = mx.nd.full(size, 0.7), mx.nd.zeros(size)
-            long = rate is not None and 8 * 4 * size / rate >= 0.5      # one message at the cap alone
-            steps = args.steps if long else 10 * args.steps              # short: cheap, noisier
-            seconds, before = [], None
-            for i in range(steps + 1):                # the first step is not timed
-                if i == 1:
-                    before = netns.counters(None, dev)
-                start = time.perf_counter()
-                kv.push(key, grad)
-                kv.pull(key, out=weight)
-                weight.wait_to_read()
-                seconds.append(time.perf_counter() - start)
-            after = netns.counters(None, dev)
-            rows.append({'rate': rate, 'size': size, 'nbytes': 4 * size, 'compression': args.compression,
-                         'seconds': seconds[1:], 'median': statistics.median(seconds[1:]),
-                         'sent': (after['tx_bytes'] - before['tx_bytes']) / steps,
-                         'received': (after['rx_bytes'] - before['rx_bytes']) / steps})
-    kv._barrier()
-    print('RESULT ' + json.dumps(rows), flush=True)
-
-
-if __name__ == '__main__':
-    if len(sys.argv) >= 2 and sys.argv[1] == 'pushpull':
-        _pushpull_main(sys.argv[2:])
-    else:
-        sys.exit('usage: python -m helpers.scaling pushpull --sizes N,... --rates R,... [--steps S] [--compression]')

@@ -727,7 +727,7 @@ ENTRIES = {
         recipe=Choice(('fixed', 'linear', 'warmup')), batch_size=Count(1), devices=Devices(), epochs=Count(1),
         n_train=Maybe(Count(1, 60000)), n_test=Maybe(Count(1, 10000)), warmup_epochs=Count(0), base_lr=Positive(),
         base_batch=Count(1), seed=Count(0), rule=Maybe(Callable())),
-    'helpers.scaling.plot_large_batch': Sweep(
+    'helpers.plot.large_batch': Sweep(
         lambda: dict(grid=__import__('helpers.scaling').scaling.stored_results('scaling_large_batch'), batch=512),
         grid=Custom([Bad(5, TypeError, 'not a dict'), Bad({}, ValueError, 'no runs')]),
         batch=Custom([Bad('512', TypeError, 'a string'), Bad(500, ValueError, 'not in the grid'),
@@ -738,7 +738,7 @@ ENTRIES = {
         k=K_ARRAY, n=_whole_or_array(0), batch=_whole_or_array(1), overhead=NonNegative(),
         per_example=NonNegative(), nbytes=NonNegative(), alpha=NonNegative(),
         bandwidth=Positive(), names={'k': ('devices',)}),
-    'helpers.scaling.plot_speedups': Sweep(
+    'helpers.plot.speedups': Sweep(
         lambda: dict(speedup={('LeNet', 'PCIe'): [1.0, 1.8, 2.5]}),
         speedup=Custom([Bad(5, TypeError, 'not a dict'), Bad({}, ValueError, 'empty'),
                         Bad({'LeNet': [1.0]}, TypeError, 'a key that is not a pair'),
@@ -754,14 +754,14 @@ ENTRIES = {
                          'faster than its latency'),
                      Bad({'nbytes': '1', 'median': 0.1}, TypeError, 'a string')]),
         alpha=NonNegative(), names={'step': ('median', 'nbytes')}),
-    'helpers.scaling.plot_pushpull': Sweep(
+    'helpers.plot.pushpull': Sweep(
         lambda: dict(rows=[{'rate': 1e9, 'size': 10, 'compression': False,
                             'median': 0.01, 'predicted': 0.008}], labels={10: '40 B'}),
         rows=Custom([Bad(5, TypeError, 'not a list'), Bad([5], TypeError, 'not rows')]),
         labels=Custom([Bad(5, TypeError, 'not a dict'),
                        Bad({}, ValueError, 'a size without a label')]),
         alt=ALT, names={'rows': ('row',), 'labels': ('label',)}),
-    'helpers.scaling.measure_pushpull': Sweep(
+    'helpers.pushpull.measure_pushpull': Sweep(
         lambda: dict(sizes=[10], rates=[None, 1e9], compression=False, steps=1,
                      timeout=60, echo=False), starts=True,
         sizes=sizes_list(1), rates=Custom([Bad(5, TypeError, 'not a list'),
@@ -769,7 +769,7 @@ ENTRIES = {
                                            Bad(['1e9'], TypeError, 'a string')]),
         compression=Flag(), steps=Count(1), timeout=Seconds(), free={'echo': ECHO},
         names={'sizes': ('size',), 'rates': ('rate',)}),
-    'helpers.scaling.PushPullResult': RECORD,
+    'helpers.pushpull.PushPullResult': RECORD,
     'helpers.scaling.save_results': Sweep(
         lambda: dict(result={'a': 1}, path=os.path.join(_tmp(), 'r.json'), start=0.0),
         result=Mapping(), path=Path(), start=Number()),
@@ -988,9 +988,9 @@ ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **o
     ('figure', 'helpers.plot.show', dict(free={'title': 'as helpers.plot.history title'})),
     ('curves', 'helpers.plot.history', {}),
     ('lanes', 'helpers.plot.step_timelines', {}),
-    ('grid', 'helpers.scaling.plot_large_batch', dict(rename={'values': 'grid'})),
-    ('speedups', 'helpers.scaling.plot_speedups', dict(rename={'values': 'speedup'})),
-    ('pushpull_rows', 'helpers.scaling.plot_pushpull', {}),
+    ('grid', 'helpers.plot.large_batch', dict(rename={'values': 'grid'})),
+    ('speedups', 'helpers.plot.speedups', dict(rename={'values': 'speedup'})),
+    ('pushpull_rows', 'helpers.plot.pushpull', {}),
 ]})
 ENTRIES['helpers.checks.option'] = Sweep(
     lambda: dict(value='dist_sync', name='kvstore', action=_action('kvstore')), value=Choice(('dist_sync',
@@ -1080,7 +1080,8 @@ PENDING = {
     'helpers.sharding.adam_updaters', 'helpers.sharding.attach_flat_grad', 'helpers.sharding.comm_and_update',
     'helpers.sharding.flat_replica', 'helpers.sharding.forward_backward', 'helpers.sharding.make_replicas',
     'helpers.sharding.measure_memory', 'helpers.sharding.state_elements', 'helpers.sharding.train_batch_replicated',
-    'helpers.sharding.train_batch_sharded', 'helpers.sharding.views_of'}
+    'helpers.sharding.train_batch_sharded', 'helpers.sharding.views_of',
+    'helpers.plot.grid_seeds', 'helpers.plot.sync_async_seeds'}     # moved from scaling and dist_train
 
 
 def _action(dest):
