@@ -128,6 +128,8 @@ def plot_seeds(runs, alt=None, figsize=(8, 3.6)):
     ``dist_async`` (squares), fast rank 0 and slow rank 1 side by side, a bar at each median."""
     from helpers import plot
     stores = ('dist_sync', 'dist_async')
+    checks.figure(alt)
+    runs = checks.seed_runs(runs, stores)
     with plot.slide_fonts():
         fig, axes = plot.plt.subplots(1, 2, figsize=figsize)
         for ax, key, label in zip(axes, ('seconds', 'test_acc'), ('seconds of training', 'test accuracy')):

@@ -204,6 +204,8 @@ def history_spread(runs, title=None, figsize=(8, 3.2), alt=None):
     seed (with its own hatching), so that a gap between two labels can be read against the spread
     that the seed alone makes."""
     import numpy as np
+    checks.figure(alt, title)
+    checks.spread_runs(runs)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
     styles, hatches = RUN_FMTS, ('', '//', '\\\\', '..', 'xx', 'oo')
     for (label, hs), style, hatch in zip(runs.items(), styles, hatches):
@@ -296,6 +298,11 @@ def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
     (notebook 10: three ways to send the gradients, side by side). A bar shorter than ``min_width``
     ms is drawn that wide, so that operators of microseconds stay visible; its numbers are not
     changed."""
+    checks.figure(alt)
+    checks.span_panels(panels)
+    if classify is not None:
+        checks.function(classify, 'classify')
+    min_width = checks.number(min_width, 'min_width', 0)
     lanes = max(len({s.device for s in spans}) for spans in panels.values())
     figsize = figsize or (9, 0.8 + len(panels) * (0.5 + 0.4 * lanes))
     fig, axes = plt.subplots(len(panels), 1, figsize=figsize, sharex=True, squeeze=False)

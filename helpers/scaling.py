@@ -153,7 +153,12 @@ def plot_grid_seeds(grid, alt=None, base_lr=0.1, base_batch=64, figsize=(8, 4.4)
     below). Right: against the learning rate, batch ``base_batch`` at a fixed rate beside the linear rule
     and its warm-up (the batch that the rule gives that rate), from 0 to 1. ``alt``: the text alternative."""
     from helpers import plot
+    checks.figure(alt)
     final = {k: [r['test_acc'][-1] for r in runs] for k, runs in grid_by_setting(grid).items()}
+    base_lr, base_batch = checks.positive(base_lr, 'base_lr'), checks.whole(base_batch, 'base_batch', 1)
+    if (base_batch, 'fixed', base_lr) not in final:
+        raise ValueError(f'the grid has no run of batch {base_batch} (base_batch) at the fixed rate {base_lr:g} '
+                         f'(base_lr): the rules start there')
     styles = {'fixed': ('o-', 'tab:blue'), 'linear': ('s--', 'tab:orange'), 'warmup': ('^-.', 'tab:green')}
 
     def rule_runs(recipe):          # the recipe's runs and batch base_batch at base_lr, where all three start
