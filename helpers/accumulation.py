@@ -32,7 +32,7 @@ def accumulating_replica(params, device):
 def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
     """m micro-batches, each split over the devices, their gradients added up in place
     (grad_req='add'), then ONE allreduce per parameter and one SGD step (notebook 12)."""
-    checks.replicas(device_params, devices)
+    checks.accumulation(micro_batches, device_params, devices, lr)
     n, losses = 0, []
     for X, y in micro_batches:                 # no communication in this loop
         losses += forward_backward(X, y, device_params, devices)

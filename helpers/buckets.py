@@ -29,7 +29,6 @@ in :mod:`helpers.checks`.
 """
 import collections
 
-import numpy as np
 from mxnet import autograd, nd
 
 from helpers import checks, tracing
@@ -41,9 +40,9 @@ __all__ = ['backward_and_send', 'Overlap', 'overlap', 'plan_buckets', 'allreduce
 
 
 def backward_and_send(losses, groups, wait=False, allreduce=allreduce_naive):
-    """Backward on every device, then one allreduce per group of ``groups`` -- a gradient or a
-    bucket, one array per device -- in the order given (notebook 10). ``wait=True`` waits until
-    the backward pass has finished before the first allreduce; otherwise all are queued at once."""
+    """Backward on every device, then one allreduce per group (a gradient or a bucket, one array
+    per device), in order (notebook 10); ``wait=True`` first waits for the whole backward pass."""
+    checks.sends(losses, groups, wait, allreduce)
     for l in losses:
         l.backward()                    # queued: the engine runs it while Python goes on
     if wait:
@@ -78,6 +77,7 @@ def overlap(spans, classify=tracing.phase):
     Times are of the union over all devices: two copies at once count once. Returns an
     :class:`Overlap`; ``hidden / communication`` is the fraction hidden behind the backward pass.
     """
+    spans, classify = [tracing.Span(*s) for s in checks.spans(spans)], checks.function(classify, 'classify')
     phases = [(classify(s.name), s) for s in spans]
     backward = [s for p, s in phases if p == 'backward']
     if not backward:
@@ -140,8 +140,8 @@ def bucket_gradients(params, bucket_bytes):
 def flat_buckets(sizes, bucket_bytes, devices, dtype='float32'):
     """The buckets :func:`bucket_gradients` would make for gradients of ``sizes`` elements, as
     arrays of ones on ``devices``: ``[bucket][device]`` (notebook 10's sweep; the benchmark)."""
-    devices = checks.devices(devices)
-    plans = plan_buckets(sizes, bucket_bytes, np.dtype(dtype).itemsize)
+    devices, dtype = checks.devices(devices), checks.dtype(dtype)
+    plans = plan_buckets(sizes, bucket_bytes, dtype.itemsize)
     return [[nd.ones(plan[-1][2], ctx=d, dtype=dtype) for d in devices] for plan in plans]
 
 
@@ -168,7 +168,12 @@ def time_buckets(sizes, bucket_sizes, devices, single=(), repeat=5, allreduce=al
     Returns ``(rows, seconds)``: one dict per bucket size -- ``bucket_bytes``, ``buckets``,
     ``messages`` and ``bytes`` (all devices, from :class:`helpers.comm.CommStats`) and ``seconds``
     (median) -- and the median seconds per allreduce of each size in ``single``."""
-    devices = checks.devices(devices)
+    devices, repeat = checks.devices(devices), checks.whole(repeat, 'repeat', 1)
+    bucket_sizes, single = checks.counts(bucket_sizes, 'bucket_sizes', 1), checks.counts(single, 'single', 4)
+    if not bucket_sizes:
+        raise ValueError('bucket_sizes is empty: give at least one bucket size in bytes')
+    checks.bucket_plan(sizes, bucket_sizes[0], 4)
+    checks.function(allreduce, 'allreduce')
     runs, rows = {}, []
     for bucket_bytes in bucket_sizes:
         buckets = flat_buckets(sizes, bucket_bytes, devices)
@@ -180,7 +185,7 @@ def time_buckets(sizes, bucket_sizes, devices, single=(), repeat=5, allreduce=al
         runs['bucket', bucket_bytes] = lambda buckets=buckets: [allreduce(b) for b in buckets]
     counts = {}
     for nbytes in single:
-        counts[nbytes] = min(16, max(2, 2 ** 24 // checks.whole(nbytes, 'a size in single', 4)))
+        counts[nbytes] = min(16, max(2, 2 ** 24 // nbytes))
         arrays = [[nd.ones(nbytes // 4, ctx=d) for d in devices] for _ in range(counts[nbytes])]
         runs['single', nbytes] = lambda arrays=arrays: [allreduce(a) for a in arrays]
     seconds = compare(runs, repeat=repeat)

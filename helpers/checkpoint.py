@@ -38,12 +38,14 @@ __all__ = ['save_checkpoint', 'load_checkpoint', 'adam_trainer', 'command', 'run
 
 def save_checkpoint(prefix, net, trainer, device):
     """Write, once, the weights as ``device`` holds them and the Trainer's state (notebook 12)."""
+    checks.checkpoint(prefix, net, trainer, device)
     nd.save(f'{prefix}.params', [p.data(device) for p in net.collect_params().values()])
     trainer.save_states(f'{prefix}.states')
 
 
 def load_checkpoint(prefix, net, trainer):
     """Every device's copy of the weights, and the Trainer's state, from a checkpoint (notebook 12)."""
+    checks.checkpoint(prefix, net, trainer, load=True)
     for p, value in zip(net.collect_params().values(), nd.load(f'{prefix}.params')):
         p.set_data(value)                      # copies to every device the parameter lives on
     trainer.load_states(f'{prefix}.states')
@@ -57,6 +59,12 @@ def adam_trainer(net, lr, kvstore='device', update_on_kvstore=None, **adam):
     that order. Gluon names layers from a process-wide counter (``dense8_``, ``dense10_``, ...), so two
     copies of one network built at different moments can sort differently, and loaded state would land
     on the wrong parameters. A list keeps the network's own order, the same for every copy."""
+    if not isinstance(net, gluon.Block):
+        raise TypeError(f'net must be a Gluon network (a gluon.Block), got {type(net).__name__}')
+    if kvstore is not None and not isinstance(kvstore, mx.kv.KVStore):
+        checks.text(kvstore, 'kvstore')
+    if update_on_kvstore is not None:
+        checks.flag(update_on_kvstore, 'update_on_kvstore')
     params = list(net.collect_params().values())
     if not params:
         raise ValueError('net has no parameters')
@@ -87,7 +95,13 @@ def command(**options):
         if name not in actions:
             raise TypeError(f'unknown option {name!r}: expected one of {", ".join(sorted(actions))}')
         flag = actions[name].option_strings[0]
-        cmd += ([flag] if value else []) if actions[name].nargs == 0 else [flag, str(value)]
+        if actions[name].nargs == 0:
+            cmd += [flag] if checks.flag(value, name) else []
+        else:
+            cmd += [flag, str(checks.option(value, name, actions[name]))]
+    missing = [a.dest for a in actions.values() if a.required and a.dest not in options]
+    if missing:
+        raise TypeError(f'command() needs the option(s) {", ".join(missing)} (the worker requires them)')
     return cmd
 
 
@@ -113,8 +127,8 @@ def read_results(out, num_workers=2):
     """Per rank, in rank order, what a worker of notebook 12's job reported: ``rank``, ``first_step``,
     ``steps``, ``wrote`` (the files it wrote into the checkpoint directory), and ``weights``, its final
     weights as NumPy arrays (notebook 12)."""
-    results = []
-    for r in range(checks.whole(num_workers, 'num_workers', 1)):
+    results, out = [], checks.path(out, 'out')
+    for r in range(checks.whole(num_workers, 'num_workers', 1, checks.MAX_PROCESSES)):
         with open(os.path.join(out, f'result-rank{r}.json')) as f:
             result = json.load(f)
         with np.load(os.path.join(out, f'weights-rank{r}.npz')) as z:

@@ -44,7 +44,10 @@ __all__ = [
     # timings, traces and figures (notebooks 01, 04-09)
     'timings', 'spans', 'figure', 'curves', 'lanes', 'grid', 'speedups', 'pushpull_rows', 'grid_runs', 'loss_scale',
     # buckets and sharding (notebooks 10, 11)
-    'bucket_plan', 'buckets', 'bucket_params', 'flat_replicas']
+    'bucket_plan', 'buckets', 'bucket_params', 'flat_replicas',
+    # the rest of notebooks 05-12 (the sweep of issue 22)
+    'sends', 'dtype', 'views', 'norm_layer', 'checkpoint', 'scaled_step', 'accumulation', 'updaters', 'memory_cases',
+    'shard_bounds', 'spread_runs', 'span_panels', 'seed_runs', 'environment', 'setting_groups']
 
 # Upper bounds for numbers that size something before any work is done, so that a typo (10**12 for
 # 12) is refused at once instead of filling the memory or running for ever (tests/test_bad_input.py):
@@ -920,6 +923,28 @@ def grid_runs(grid):
     return runs
 
 
+def setting_groups(groups, epochs, base_lr, base_batch):
+    """The input of ``helpers.plot.grid_seeds`` (notebook 09): ``groups`` a non-empty dict
+    ``{(batch, recipe, lr): [run, ...]}`` (``helpers.scaling.grid_by_setting``), every run with a
+    ``test_acc`` list; ``epochs`` a whole number >= 1; ``base_lr`` > 0 and ``base_batch`` >= 1 naming a
+    fixed-rate setting of the grid, where the rules start. Returns ``(base_lr, base_batch)``."""
+    mapping(groups, 'groups')
+    if not groups:
+        raise ValueError('groups is empty: there is no setting to plot')
+    for key, runs in groups.items():
+        if not (isinstance(key, tuple) and len(key) == 3):
+            raise ValueError(f'groups must be keyed by (batch, recipe, lr), got the key {_short(key)}')
+        for r in ordered(runs, f'groups[{key!r}]'):
+            if not _is_mapping(r) or not ordered(r.get('test_acc', ()), f'the test_acc of a run of {key!r}'):
+                raise ValueError(f'every run of groups[{key!r}] needs a non-empty test_acc, got {_short(r)}')
+    whole(epochs, 'epochs', 1)
+    base_lr, base_batch = positive(base_lr, 'base_lr'), whole(base_batch, 'base_batch', 1)
+    if not any(key[0] == base_batch and key[1] == 'fixed' and key[2] == base_lr for key in groups):
+        raise ValueError(f'the grid has no run of batch {base_batch} (base_batch) at the fixed rate {base_lr:g} '
+                         f'(base_lr): the rules start there')
+    return base_lr, base_batch
+
+
 def module(value, name):
     """``value`` if it is the dotted name of a Python module, as ``python -m`` takes it (notebook 08)."""
     import re
@@ -1056,3 +1081,213 @@ def flat_replicas(reps, devs, updaters):
         raise ValueError(f'the ring cuts the weights into one chunk per device: {reps[0][0].size} weights '
                          f'for {len(devs)} devices')
     return len(devs)
+
+
+# ------------------------------------------------------------------ the rest of notebooks 05-12 (issue 22's sweep)
+def sends(losses, groups, wait, allreduce):
+    """The arguments of ``backward_and_send`` (notebook 10): a non-empty list of losses (NDArrays),
+    a list of groups, each what an allreduce takes (:func:`arrays`), ``wait`` True or False and
+    ``allreduce`` a function. Nothing runs before this passes."""
+    if not parameters(losses, 'losses'):
+        raise ValueError('losses is empty: give one loss per device')
+    for i, g in enumerate(ordered(groups, 'groups')):
+        try:
+            arrays(g)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f'groups[{i}]: {e}') from None
+    flag(wait, 'wait')
+    function(allreduce, 'allreduce')
+
+
+_DTYPES = ('float16', 'float32', 'float64', 'uint8', 'int8', 'int32', 'int64')
+
+
+def dtype(value, name='dtype'):
+    """``numpy.dtype(value)`` if ``value`` names a dtype an NDArray can have (notebook 10):
+    ``TypeError`` for a non-dtype (None, which NumPy would read as float64), ``ValueError`` for
+    another dtype."""
+    import numpy as np
+    if not isinstance(value, (str, np.dtype)) and not (isinstance(value, type) and issubclass(value, np.generic)):
+        raise TypeError(f'{name} must be a dtype such as \'float32\', got {_short(value)} ({type(value).__name__})')
+    try:
+        found = np.dtype(value)
+    except TypeError:
+        raise ValueError(f'{name} must be one of {_DTYPES}, got {value!r}') from None
+    if found.name not in _DTYPES:
+        raise ValueError(f'{name} must be one of {_DTYPES}, got {value!r}')
+    return found
+
+
+def views(flat, params, name='params'):
+    """A flat 1-d NDArray and the NDArrays ``params`` whose sizes add up to its size (notebook 11:
+    each parameter a view of the next elements of ``flat``)."""
+    ndarray(flat, 'flat')
+    params = parameters(params, name)
+    if flat.ndim != 1:
+        raise ValueError(f'flat must be a flat (1-d) array, got shape {flat.shape}')
+    if not params or sum(p.size for p in params) != flat.size:
+        raise ValueError(f'{name} must hold as many elements in all as flat ({flat.size}), got '
+                         f'{sum(p.size for p in params)} in {len(params)} array(s)')
+
+
+def norm_layer(layer, devs):
+    """The arguments of ``batchnorm_step`` (notebook 06): a Gluon normalisation layer (one with
+    running statistics: ``nn.BatchNorm``, ``SyncBatchNorm``) and a list of devices."""
+    from mxnet import gluon
+    if not isinstance(layer, gluon.Block):
+        raise TypeError(f'layer must be a Gluon layer such as nn.BatchNorm(), got {_short(layer)} '
+                        f'({type(layer).__name__})')
+    if not hasattr(layer, 'running_mean'):
+        raise ValueError(f'layer must be a normalisation layer with running statistics (nn.BatchNorm, '
+                         f'SyncBatchNorm), got {type(layer).__name__}')
+    devices(devs)
+
+
+def checkpoint(prefix, net, trainer, device=None, load=False):
+    """The arguments of ``save_checkpoint`` (a ``device`` the network lives on) and, with ``load``,
+    of ``load_checkpoint`` (a checkpoint at ``prefix``) (notebook 12). Nothing is written or read
+    before this passes."""
+    import os
+    path(prefix, 'prefix')
+    gluon_step(net, trainer)
+    if load:
+        missing = [f'{prefix}{ext}' for ext in ('.params', '.states') if not os.path.isfile(f'{prefix}{ext}')]
+        if missing:
+            raise FileNotFoundError(f'prefix {prefix!r}: no checkpoint there ({", ".join(missing)} missing)')
+        return
+    context(device, 'device')
+    if not os.path.isdir(os.path.dirname(os.path.abspath(prefix))):
+        raise FileNotFoundError(f'prefix {prefix!r}: its directory does not exist')
+    for p in net.collect_params().values():
+        if device not in p.list_ctx():
+            raise ValueError(f'device {device} holds no copy of {p.name}: the network lives on {p.list_ctx()}')
+
+
+def scaled_step(device_params, devs, lr, scale):
+    """The arguments of a loss-scaled step (notebook 12): :func:`replicas`, a learning rate and a
+    loss scale, each a finite number > 0 (a scale of nan would skip every step as an overflow)."""
+    replicas(device_params, devs)
+    positive(lr, 'lr')
+    positive(scale, 'scale')
+
+
+def accumulation(micro_batches, device_params, devs, lr):
+    """The arguments of an accumulated step (notebook 12): a non-empty list of micro-batches
+    ``(X, y)``, :func:`replicas` and a learning rate > 0. Nothing is computed before this passes."""
+    replicas(device_params, devs)
+    positive(lr, 'lr')
+    found = ordered(micro_batches, 'micro_batches')
+    if not found:
+        raise ValueError('micro_batches is empty: a step needs at least one micro-batch (X, y)')
+    for i, b in enumerate(found):
+        if not isinstance(b, (tuple, list)) or len(b) != 2:
+            raise TypeError(f'micro_batches[{i}] must be a pair (X, y), got {_short(b)}')
+        ndarray(b[0], f'micro_batches[{i}] X')
+
+
+def updaters(values, name='updaters'):
+    """``list(values)`` if it is a list of MXNet optimizer updaters (``mx.optimizer.get_updater``; notebook 11)."""
+    import mxnet as mx
+    values = ordered(values, name)
+    for i, u in enumerate(values):
+        if not isinstance(u, mx.optimizer.Updater):
+            raise TypeError(f'{name}[{i}] must be an updater (mx.optimizer.get_updater(...)), got {_short(u)}')
+    return values
+
+
+def memory_cases(cases):
+    """``[(k, sharded), ...]`` of ``measure_memory`` (notebook 11): at least one case, ``k`` a
+    whole number of devices >= 1, ``sharded`` True or False."""
+    found = ordered(cases, 'cases')
+    if not found:
+        raise ValueError('cases is empty: give at least one (k, sharded)')
+    for i, case in enumerate(found):
+        if isinstance(case, (str, bytes)) or not isinstance(case, collections.abc.Sequence):
+            raise TypeError(f'cases[{i}] must be a pair (k, sharded), got {_short(case)}')
+        if len(case) != 2:
+            raise ValueError(f'cases[{i}] must be a pair (k, sharded), got {_short(case)}')
+        whole(case[0], f'cases[{i}]: k', 1, MAX_DEVICES)
+        flag(case[1], f'cases[{i}]: sharded')
+    return found
+
+
+def shard_bounds(bounds, n, name='bounds'):
+    """``[(begin, end), ...]`` as whole numbers: at least one shard, each non-empty and within a
+    batch of ``n`` examples (notebook 06)."""
+    found = [tuple(b) if isinstance(b, (tuple, list)) else b for b in ordered(bounds, name)]
+    if not found:
+        raise ValueError(f'{name} is empty: give one (begin, end) per device')
+    for i, b in enumerate(found):
+        if not isinstance(b, tuple) or len(b) != 2:
+            raise TypeError(f'{name}[{i}] must be a pair (begin, end), got {_short(b)}')
+        begin, end = whole(b[0], f'{name}[{i}] begin'), whole(b[1], f'{name}[{i}] end')
+        if not begin < end <= n:
+            raise ValueError(f'{name}[{i}] = {b} must be a non-empty shard within the batch of {n}')
+    return found
+
+
+def spread_runs(runs):
+    """``{label: [history, ...]}`` of ``helpers.plot.history_spread`` (notebook 05): at least one
+    label, each with at least one history (:func:`curves`), all of one label over the same epochs."""
+    mapping(runs, 'runs')
+    if not runs:
+        raise ValueError('runs is empty: give {label: [history, ...]}')
+    for label, hs in runs.items():
+        if _is_mapping(hs):
+            raise TypeError(f'runs[{label!r}] must be a list of histories (one per seed), got one history')
+        hs = ordered(hs, f'runs[{label!r}]')
+        if not hs:
+            raise ValueError(f'runs[{label!r}] has no history')
+        curves(dict(enumerate(hs)))
+        if any(list(h['epoch']) != list(hs[0]['epoch']) for h in hs):
+            raise ValueError(f'runs[{label!r}]: every history of a label must have the same epochs')
+    return runs
+
+
+def span_panels(panels):
+    """``{title: spans}`` of ``helpers.plot.timelines`` (notebook 10): at least one panel, each
+    with at least one span (:func:`spans`)."""
+    mapping(panels, 'panels')
+    if not panels:
+        raise ValueError('panels is empty: give {title: spans}')
+    for title, found in panels.items():
+        if not spans(found, f'panels[{title!r}]'):
+            raise ValueError(f'panels[{title!r}] has no span')
+    return panels
+
+
+def seed_runs(runs, stores=('dist_sync', 'dist_async')):
+    """The stored runs of ``benchmarks/dist_sync_async.py`` (notebook 08): a list of dicts, each
+    with ``kvstore`` one of ``stores`` and ``ranks`` (at least two, each with ``seconds`` and
+    ``test_acc``), at least one run per store."""
+    found = ordered(runs, 'runs')
+    for i, r in enumerate(found):
+        if not _is_mapping(r):
+            raise TypeError(f'runs[{i}] must be a run (a dict with kvstore and ranks), got {_short(r)}')
+        if 'kvstore' not in r or 'ranks' not in r:
+            raise ValueError(f'runs[{i}] must have kvstore and ranks, got keys {sorted(map(str, r))}')
+        choice(r['kvstore'], f'runs[{i}] kvstore', stores)
+        ranks = ordered(r['ranks'], f'runs[{i}] ranks')
+        if len(ranks) < 2:
+            raise ValueError(f'runs[{i}] must have ranks 0 and 1, got {len(ranks)} rank(s)')
+        for j, rank in enumerate(ranks[:2]):
+            mapping(rank, f'runs[{i}] ranks[{j}]')
+            for key in ('seconds', 'test_acc'):
+                if key not in rank:
+                    raise ValueError(f'runs[{i}] ranks[{j}] has no {key}')
+                number(rank[key], f'runs[{i}] ranks[{j}] {key}')
+    missing = [s for s in stores if not any(r['kvstore'] == s for r in found)]
+    if missing:
+        raise ValueError(f'runs has no run of {", ".join(missing)}')
+    return found
+
+
+def environment(env, name='env'):
+    """``env`` None or a dict of strings to strings (environment variables added to a process's own; notebook 06)."""
+    if env is None:
+        return {}
+    mapping(env, name)
+    for k, v in env.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f'{name} must map names to strings, got {k!r}: {_short(v)}')
+    return env

@@ -96,9 +96,12 @@ def in_fresh_process(function, *args, timeout=600):
     the arguments must be JSON-able. A memory measurement needs a process where nothing was allocated
     before the meter started; a global switch such as ``mxnet.contrib.amp.init()`` must not change
     the notebook's own process."""
-    if not isinstance(function, str) or '.' not in function:
+    if not isinstance(function, str):
         raise TypeError(f"function must be named as 'module.name', got {function!r}")
-    timeout = checks.positive(timeout, 'timeout')
+    if '.' not in function:
+        raise ValueError(f"function must be named as 'module.name', got {function!r}")
+    checks.module(function, 'function')
+    timeout = checks.seconds(timeout, 'timeout')
     module, _, name = function.rpartition('.')
     code = (f'import json, sys; from {module} import {name}; '
             f'print("\\nRESULT " + json.dumps({name}(*json.loads(sys.argv[1]))))')

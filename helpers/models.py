@@ -151,6 +151,7 @@ def batchnorm_step(layer, X, devices, weights=None):
     """A fresh normalisation ``layer`` (``nn.BatchNorm`` or ``SyncBatchNorm``) on the batch ``X``
     split over ``devices`` (notebook 06): initialise, forward in training mode, backward. Returns
     the outputs, in batch order, and each device's running mean after the step, as NumPy arrays."""
+    checks.norm_layer(layer, devices)
     layer.initialize(ctx=devices)
     shards = split_and_load(X, devices, weights)
     with autograd.record():                   # training mode: normalise with batch statistics
@@ -193,7 +194,19 @@ def sync_batchnorm_steps(cases, devices, timeout=120, env=None):
     So the process gets at least one buffer per device, unless ``env`` (a dict added to its
     environment) sets ``MXNET_CPU_TEMP_COPY`` itself."""
     devices = checks.devices(devices)
-    timeout = checks.positive(timeout, 'timeout')
+    timeout, env = checks.seconds(timeout, 'timeout'), checks.environment(env)
+    cases = checks.ordered(cases, 'cases')
+    if not cases:
+        raise ValueError('cases is empty: give at least one (X, weights)')
+    for i, case in enumerate(cases):
+        if not isinstance(case, (tuple, list)) or len(case) != 2:
+            raise TypeError(f'cases[{i}] must be a pair (X, weights), got {case!r:.80}')
+        X = checks.numeric(case[0], f'cases[{i}]: X')
+        if X.ndim < 2 or len(X) < len(devices):
+            raise ValueError(f'cases[{i}]: X must be a batch (n, channels, ...) of at least one example per '
+                             f'device ({len(devices)}), got shape {X.shape}')
+        if case[1] is not None:
+            checks.weights(case[1], len(devices))
     with tempfile.TemporaryDirectory(prefix='mxdp-syncbn-') as folder:
         all_weights = []
         for i, (X, weights) in enumerate(cases):
@@ -206,7 +219,7 @@ def sync_batchnorm_steps(cases, devices, timeout=120, env=None):
             json.dump(all_weights, f)
         where = json.dumps([[d.device_type, d.device_id] for d in devices])
         copies = max(int(os.environ.get('MXNET_CPU_TEMP_COPY', 4)), len(devices))
-        env = {**os.environ, 'MXNET_CPU_TEMP_COPY': str(copies), **(env or {})}
+        env = {**os.environ, 'MXNET_CPU_TEMP_COPY': str(copies), **env}
         proc = subprocess.Popen([sys.executable, '-c', _SYNC_SCRIPT, folder, where], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
         try:
@@ -234,11 +247,10 @@ def equal_weight_batchnorm(X, bounds, eps=1e-5):
     with equal weight, whatever their sizes, as ``SharedND::MeanReady`` does
     (src/operator/contrib/sync_batch_norm-inl.h, MXNet 1.9.1); the variance is the mean square minus
     the squared mean. With shards of equal size this is BatchNorm over the whole batch."""
-    X = np.asarray(X.asnumpy() if isinstance(X, nd.NDArray) else X, dtype=np.float64)
-    bounds = [(checks.whole(b, 'a shard begin'), checks.whole(e, 'a shard end')) for b, e in bounds]
-    if X.ndim < 2 or not bounds or any(e <= b for b, e in bounds) or max(e for _, e in bounds) > len(X):
-        raise ValueError(f'need a batch of shape (n, channels, ...) and non-empty shards within it, got '
-                         f'shape {X.shape} and bounds {bounds}')
+    X, eps = checks.numeric(X, 'X').astype(np.float64), checks.positive(eps, 'eps')
+    if X.ndim < 2:
+        raise ValueError(f'X must be a batch of shape (n, channels, ...), got shape {X.shape}')
+    bounds = checks.shard_bounds(bounds, len(X))
     axes = (0,) + tuple(range(2, X.ndim))                   # every axis but the channels'
     mean = np.mean([X[b:e].mean(axis=axes) for b, e in bounds], axis=0)
     square = np.mean([(X[b:e] ** 2).mean(axis=axes) for b, e in bounds], axis=0)

@@ -207,6 +207,8 @@ def history_spread(runs, title=None, figsize=(8, 3.2), alt=None):
     seed (with its own hatching), so that a gap between two labels can be read against the spread
     that the seed alone makes."""
     import numpy as np
+    checks.figure(alt, title)
+    checks.spread_runs(runs)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=figsize)
     styles, hatches = RUN_FMTS, ('', '//', '\\\\', '..', 'xx', 'oo')
     for (label, hs), style, hatch in zip(runs.items(), styles, hatches):
@@ -299,6 +301,11 @@ def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
     (notebook 10: three ways to send the gradients, side by side). A bar shorter than ``min_width``
     ms is drawn that wide, so that operators of microseconds stay visible; its numbers are not
     changed."""
+    checks.figure(alt)
+    checks.span_panels(panels)
+    if classify is not None:
+        checks.function(classify, 'classify')
+    min_width = checks.number(min_width, 'min_width', 0)
     lanes = max(len({s.device for s in spans}) for spans in panels.values())
     figsize = figsize or (9, 0.8 + len(panels) * (0.5 + 0.4 * lanes))
     fig, axes = plt.subplots(len(panels), 1, figsize=figsize, sharex=True, squeeze=False)
@@ -345,6 +352,8 @@ def sync_async_seeds(runs, alt=None, figsize=(8, 3.6)):
     ``dist_async`` (squares), fast rank 0 and slow rank 1 side by side, a bar at each median."""
     import numpy as np
     stores = ('dist_sync', 'dist_async')
+    checks.figure(alt)
+    runs = checks.seed_runs(runs, stores)
     with slide_fonts():
         fig, axes = plt.subplots(1, 2, figsize=figsize)
         for ax, key, label in zip(axes, ('seconds', 'test_acc'), ('seconds of training', 'test accuracy')):
@@ -407,6 +416,8 @@ def grid_seeds(groups, epochs, alt=None, base_lr=0.1, base_batch=64, figsize=(8,
     below). Right: against the learning rate, batch ``base_batch`` at a fixed rate beside the linear rule
     and its warm-up (the batch that the rule gives that rate), from 0 to 1. ``alt``: the text alternative."""
     import numpy as np
+    checks.figure(alt)
+    base_lr, base_batch = checks.setting_groups(groups, epochs, base_lr, base_batch)
     final = {k: [r['test_acc'][-1] for r in runs] for k, runs in groups.items()}
     styles = {'fixed': ('o-', 'tab:blue'), 'linear': ('s--', 'tab:orange'), 'warmup': ('^-.', 'tab:green')}
 

@@ -74,7 +74,7 @@ def train_batch_fp16(X, y, device_params, devices, lr, scale):
     """Notebook 05's step with float16 gradients on the wire and loss scaling: the mean loss times
     ``scale``, a 16-bit allreduce, then SGD divided by ``scale``, or no update at all if a gradient
     overflowed (notebook 12). Returns whether it updated."""
-    checks.replicas(device_params, devices)
+    checks.scaled_step(device_params, devices, lr, scale)
     X_shards, y_shards = split_batch(X, y, devices)
     with autograd.record():                    # the mean over the whole batch, scaled
         ls = [loss(lenet_scratch(Xs, ps), ys).sum() * (scale / X.shape[0])
@@ -110,7 +110,10 @@ def train_fp16(params, batches, devices, lr, scale, dynamic=True, growth_interva
     from helpers.models import replicate_params
     devices = checks.devices(devices)
     scale, lr = checks.positive(scale, 'scale'), checks.positive(lr, 'lr')
-    step, rescale = step or train_batch_fp16, rescale or next_scale
+    dynamic, growth_interval = checks.flag(dynamic, 'dynamic'), checks.whole(growth_interval, 'growth_interval', 1)
+    step = train_batch_fp16 if step is None else checks.function(step, 'step')
+    rescale = next_scale if rescale is None else checks.function(rescale, 'rescale')
+    batches = checks.batches(batches, 'batches')
     device_params = [replicate_params(params, d) for d in devices]
     history, good = {'scale': [], 'updated': []}, 0
     for X, y in batches:
@@ -132,8 +135,8 @@ def amp_probe(target_dtype, batch_size=16, seed=0):
     loss scale AMP starts with, the dtype of the weights and their gradients after one step of
     ``Trainer`` with AMP's loss scaling, and ``error``: the last line of MXNet's error if a step
     failed (MXNet reports an operator's failure when its result is read)."""
-    if target_dtype not in ('float16', 'bfloat16'):
-        raise ValueError(f"target_dtype must be 'float16' or 'bfloat16', got {target_dtype!r}")
+    checks.choice(target_dtype, 'target_dtype', ('float16', 'bfloat16'))   # all before amp.init(): for good
+    batch_size, seed = checks.whole(batch_size, 'batch_size', 1, 1 << 16), checks.whole(seed, 'seed')
     from mxnet import gluon
     from mxnet.contrib import amp
     amp.init(target_dtype=target_dtype)

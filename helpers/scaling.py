@@ -111,8 +111,10 @@ def grid_by_setting(grid):
 def plot_grid_seeds(grid, alt=None, base_lr=0.1, base_batch=64, figsize=(8, 4.4)):
     """The stored large-batch grid over its seeds (notebook 09): ``helpers.plot.grid_seeds`` of its runs
     grouped by setting (:func:`grid_by_setting`); ``alt``: the text alternative."""
-    return plot.grid_seeds(grid_by_setting(grid), grid['settings']['epochs'], alt=alt, base_lr=base_lr,
-                           base_batch=base_batch, figsize=figsize)
+    groups = grid_by_setting(grid)
+    epochs = (grid.get('settings') or {}).get('epochs')         # None: plot refuses it, naming epochs
+    return plot.grid_seeds(groups, epochs, alt=alt, base_lr=base_lr, base_batch=base_batch,
+                           figsize=figsize)
 
 
 def save_results(result, path, start):

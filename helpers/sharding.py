@@ -46,12 +46,14 @@ Replica.__doc__ = ('One device\'s copy of the model (notebook 11): ``weights`` a
 
 def views_of(flat, params):
     """Each of ``params``' shapes as a view of the next elements of ``flat`` (notebook 11)."""
+    checks.views(flat, params)
     ends = np.cumsum([p.size for p in params]).tolist()
     return [flat[e - p.size:e].reshape(p.shape) for p, e in zip(params, ends)]
 
 
 def flat_replica(params, device):
     """A copy of ``params`` on ``device`` as ONE flat array, and the parameters as views of it (notebook 11)."""
+    checks.replica(params, device)
     flat = nd.concat(*[p.reshape(-1) for p in params], dim=0).copyto(device)
     return flat, views_of(flat, params)
 
@@ -59,6 +61,7 @@ def flat_replica(params, device):
 def attach_flat_grad(flat, views):
     """One flat gradient array beside ``flat``: backward writes each parameter's gradient into its
     view of it (notebook 11)."""
+    checks.views(flat, views, 'views')
     grad = nd.zeros_like(flat)
     autograd.mark_variables(views, views_of(grad, views))
     return grad
@@ -68,8 +71,8 @@ def make_replicas(params, devices):
     """One :class:`Replica` of ``params`` per device: :func:`flat_replica`, then :func:`attach_flat_grad`
     (notebook 11)."""
     devices = checks.devices(devices)
-    if not params or not all(isinstance(p, nd.NDArray) for p in params):
-        raise TypeError('params must be a non-empty list of NDArrays (e.g. init_lenet_params())')
+    if not checks.parameters(params):
+        raise ValueError('params is empty: give a list of NDArrays (e.g. init_lenet_params())')
     replicas = []
     for d in devices:
         weights, views = flat_replica(params, d)
@@ -80,6 +83,7 @@ def make_replicas(params, devices):
 def forward_backward(X, y, device_params, devices, forward=lenet_scratch):
     """Notebook 05's first moves: split the batch, forward and backward on every device (notebook 11;
     notebook 12 accumulates with it). Returns each device's loss sum, not read yet."""
+    checks.replicas(device_params, devices)
     X_shards, y_shards = split_batch(X, y, devices)
     with autograd.record():
         ls = [loss(forward(Xs, ps), ys) for Xs, ys, ps in zip(X_shards, y_shards, device_params)]
@@ -132,7 +136,7 @@ def state_elements(updaters):
         if isinstance(state, (list, tuple)):
             return sum(count(s) for s in state)
         return 0
-    return [sum(count(s) for s in u.states.values()) for u in updaters]
+    return [sum(count(s) for s in u.states.values()) for u in checks.updaters(updaters)]
 
 
 def zero_bytes(n_params, k, weight_bytes=4, grad_bytes=4, state_bytes=8, stage=1):
@@ -174,6 +178,9 @@ def measure_memory(cases, n_params=None, seed=0):
     """
     from helpers.memory import StorageMeter
     from helpers.models import init_lenet_params
+    cases, seed = checks.memory_cases(cases), checks.whole(seed, 'seed')
+    if n_params is not None:
+        checks.whole(n_params, 'n_params', 1)
     if n_params is None:
         params = init_lenet_params(seed)
         from helpers.data import load_data_fashion_mnist
@@ -211,7 +218,7 @@ def comm_and_update(replicas, devices, updaters, sharded, send=copy_to, sum_grad
     """The second half of a step, sharded (as :func:`train_batch_sharded`) or replicated (as
     :func:`train_batch_replicated`, summing with ``sum_grads``), with the gradients already in the
     replicas: what notebook 11's benchmark (benchmarks/sharding.py) times for a model of any size."""
-    k = checks.flat_replicas(replicas, devices, updaters)
+    k, sharded = checks.flat_replicas(replicas, devices, updaters), checks.flag(sharded, 'sharded')
     if sharded:
         reduce_scatter([r.grads for r in replicas], send)
         chunks = shard_bounds(replicas[0].weights.size, k)
