@@ -155,9 +155,9 @@ def test_batchnorm_helpers_refuse_bad_arguments():
         sync_batchnorm_steps([(X, None)], DEVICES, timeout=0)
     with pytest.raises(ValueError, match='weight'):
         sync_batchnorm_steps([(X, [1])], DEVICES)
-    with pytest.raises(ValueError, match='shards'):
+    with pytest.raises(ValueError, match='shard'):
         equal_weight_batchnorm(X, [(0, 9)])
-    with pytest.raises(ValueError, match='shards'):
+    with pytest.raises(ValueError, match='bounds'):
         equal_weight_batchnorm(X, [])
     with pytest.raises(ValueError):
         batchnorm_step(nn.BatchNorm(), X, [mx.cpu(0), mx.cpu(0)])
