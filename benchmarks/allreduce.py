@@ -25,16 +25,13 @@ additions run one after the other (notebook 04 traces it). On GPUs that makes it
 naive algorithm, which is why helpers.comm.allreduce never picks it there.
 """
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import mxnet as mx
 
-import mxnet as mx  # noqa: E402
-
-from helpers.comm import allreduce_naive, allreduce_ring  # noqa: E402
-from helpers.devices import describe, get_devices  # noqa: E402
-from helpers.timing import compare  # noqa: E402
+from helpers.comm import allreduce_naive, allreduce_ring
+from helpers.devices import describe, get_devices
+from helpers.timing import compare
 
 
 def variants(devices, size):

@@ -19,22 +19,19 @@ Prints median times and ratios; asserts nothing.
    per gradient and in 1 MiB buckets the backward pass writes into.
 """
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
+import mxnet as mx
+from mxnet import autograd, nd
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
-from mxnet import autograd, nd  # noqa: E402
-
-from helpers.buckets import backward_and_send, bucket_gradients, flat_buckets  # noqa: E402
-from helpers.comm import allreduce_naive  # noqa: E402
-from helpers.devices import describe, get_devices  # noqa: E402
-from helpers.models import resnet18  # noqa: E402
-from helpers.split import split_batch  # noqa: E402
-from helpers.timing import compare  # noqa: E402
-from helpers.train import loss, sgd  # noqa: E402
+from helpers.buckets import backward_and_send, bucket_gradients, flat_buckets
+from helpers.comm import allreduce_naive
+from helpers.devices import describe, get_devices
+from helpers.models import resnet18
+from helpers.split import split_batch
+from helpers.timing import compare
+from helpers.train import loss, sgd
 
 MiB = 2 ** 20
 

@@ -17,15 +17,13 @@ after step i (causality), in dist_async the fast worker ends first -- and reads 
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from helpers import dist, dist_train  # noqa: E402
-from helpers.scaling import save_results  # noqa: E402
+from helpers import dist, dist_train
+from helpers.scaling import save_results
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'dist_sync_async.json')
 SETTINGS = dict(epochs=1, batch_size=64, n_train=12000, lr=0.3, slow_rank=1)   # notebook 08's run

@@ -25,14 +25,12 @@ per-epoch loss, test accuracy and seconds; ``diverged`` when a loss stopped bein
 import argparse
 import json
 import os
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from helpers.devices import describe, get_devices  # noqa: E402
-from helpers.scaling import RECIPES, save_results, train_recipe  # noqa: E402
+from helpers.devices import describe, get_devices
+from helpers.scaling import RECIPES, save_results, train_recipe
 
 DEFAULT_OUT = os.path.join(ROOT, 'benchmarks', 'scaling_large_batch.json')
 
