@@ -148,9 +148,11 @@ INTERNALS = re.compile(r'\b\w+::\w+|\bsrc/[\w/]+\.(?:cc|h|cu|cuh)\b|tests/test_\
 
 
 def main_line(nb):
-    """``[(index, cell)]`` of the markdown cells on the main line."""
+    """``[(index, cell)]`` of the markdown cells on the main line: every markdown cell a student meets
+    without opening an aside, the navigation cells included (they are read too, and the project's
+    reference count, ../shared/tools/mainline.py, counts them), speaker notes not."""
     return [(i, c) for i, c in enumerate(nb.cells)
-            if c.cell_type == 'markdown' and not {ASIDE, NOTES, NAV} & tags(c)]
+            if c.cell_type == 'markdown' and not {ASIDE, NOTES} & tags(c)]
 
 
 def words(text):
