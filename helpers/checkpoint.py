@@ -32,7 +32,7 @@ from mxnet import gluon, nd
 
 from helpers import checks
 
-__all__ = ['save_checkpoint', 'load_checkpoint', 'adam_trainer', 'command', 'run_job',
+__all__ = ['save_checkpoint', 'load_checkpoint', 'adam_trainer', 'init_store', 'command', 'run_job',
            'read_results', 'main']
 
 
@@ -70,6 +70,35 @@ def adam_trainer(net, lr, kvstore='device', update_on_kvstore=None, **adam):
         raise ValueError('net has no parameters')
     return gluon.Trainer(params, 'adam', dict(learning_rate=checks.positive(lr, 'lr'), **adam),
                          kvstore=kvstore, update_on_kvstore=update_on_kvstore)
+
+
+def init_store(trainer):
+    """Put ``trainer``'s parameters on its KVStore now, before the first forward, as its first ``step``
+    would (notebook 12's worker). Returns ``trainer``; a second call does nothing.
+
+    WHY (a race in MXNet 1.9.1, retired, so no fix upstream): a ``Trainer`` sets up its store lazily,
+    inside its first ``step``, *after* that step's backward (``Trainer.step`` calls ``_init_kvstore``
+    and ``_init_params``, python/mxnet/gluon/trainer.py). In a ``dist_*`` job with
+    ``update_on_kvstore=False`` it then pulls every weight's initial value (``KVStore.broadcast``:
+    rank 0 pushes it, every worker pulls) and at once pushes the first gradients (``pushpull``). The
+    pull writes the weight and the pushpull the gradient, so MXNet's engine does not order them
+    (``KVStoreDist::PullImpl`` and ``PushPullImpl``, src/kvstore/kvstore_dist.h), and a server without
+    an optimizer keeps under each key the last sum it made (``ApplyUpdates``,
+    src/kvstore/kvstore_dist_server.h: ``CopyFromTo(update_buf->merged, &stored)``). A worker whose pull
+    reaches the server after both workers' first gradients were summed gets that sum as its weight.
+    Measured: in 3 of 16 runs of notebook 12's job (Python 3.11 and 3.13), rank 0's output bias became
+    the first step's gradient sum, to 1e-6, and the workers ended 6.6 apart. Set up before the first
+    forward, the pulls are answered before any gradient exists: the forward waits for the weights they
+    write. ``Trainer.load_states`` and ``save_states`` make these two calls; MXNet has no public one
+    that makes only them. With the update on the servers the race is harmless: the pull returns
+    weights, which the step's ``pushpull`` then overwrites."""
+    if not isinstance(trainer, gluon.Trainer):
+        raise TypeError(f'trainer must be a gluon.Trainer, got {type(trainer).__name__}')
+    if not trainer._kv_initialized:
+        trainer._init_kvstore()
+    if trainer._params_to_init:
+        trainer._init_params()
+    return trainer
 
 
 # --------------------------------------------------------------------------- the distributed job
@@ -139,9 +168,10 @@ def read_results(out, num_workers=2):
 
 def main(argv=None):
     """A worker's life (notebook 12): join the ``dist_sync`` job, build LeNet and an Adam ``Trainer``
-    whose optimizer runs on the worker, load the checkpoint if ``--resume``, train to ``--steps`` on
-    fixed batches of its shard, rank 0 alone writing the checkpoint after step ``--save-at``; then
-    write its final weights and a result file to ``--out``."""
+    whose optimizer runs on the worker, load the checkpoint if ``--resume``, put the parameters on the
+    store (:func:`init_store`), train to ``--steps`` on fixed batches of its shard, rank 0 alone
+    writing the checkpoint after step ``--save-at``; then write its final weights and a result file to
+    ``--out``."""
     from helpers.data import load_arrays
     from helpers.dist_train import my_shard
     from helpers.models import lenet
@@ -157,6 +187,7 @@ def main(argv=None):
         with open(prefix + '.json') as f:
             first = json.load(f)['step']
         load_checkpoint(prefix, net, trainer)
+    init_store(trainer)       # before the first forward: a race otherwise (init_store says which)
     X, y = load_arrays(train=True)
     n = kv.num_workers * args.steps * args.batch_size                # one slice per step and worker
     X, y, _ = my_shard(X[:n], y[:n], kv.rank, kv.num_workers)

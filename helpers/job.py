@@ -51,9 +51,9 @@ def loopback_address(rng=None):
     WHY every job gets one of its own: ps-lite's nodes do not authenticate each other, and MXNet's
     launcher picks the first free port from 9091 on. Two jobs on 127.0.0.1 at once (two test suites,
     a benchmark beside a notebook) can end up with one scheduler: a job whose scheduler lost the race
-    for a port sends its workers and servers to the scheduler that won it, and they join that job,
-    whose sums then include their gradients. On an address of its own, only the job's processes
-    connect, and a port is only ever contested within the job."""
+    for a port sends its workers and servers to the scheduler that won it, another job's. On an
+    address of its own, only the job's processes connect, and a port is only ever contested within
+    the job."""
     import random
     if rng is not None and not callable(getattr(rng, 'randint', None)):
         raise TypeError(f'rng must be None or a random.Random (with randint), got {type(rng).__name__}')

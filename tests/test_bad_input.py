@@ -1212,6 +1212,8 @@ ENTRIES.update({
         net=Obj(gluon.Block), lr=Positive(), update_on_kvstore=Maybe(Flag()),
         kvstore=Custom([Bad(5, TypeError, 'a number'), Bad(['device'], TypeError, 'a list'),
                         Bad('', ValueError, 'empty')]), names={'net': ('network',)}),
+    'helpers.checkpoint.init_store': Sweep(
+        lambda: dict(trainer=_net_and_adam()['trainer']), trainer=Obj(gluon.Trainer)),
     'helpers.checkpoint.command': Sweep(
         lambda: dict(steps=20, save_at=10, resume=False, ckpt='/tmp/c', out='/tmp/o'),
         call=lambda steps, save_at, resume, ckpt, out: __import__('helpers.checkpoint').checkpoint.command(

@@ -1,6 +1,7 @@
 """Checkpoints (helpers.checkpoint, notebook 12): saved once from one device, a run resumed from them
 takes the same steps bit for bit as the run that never stopped, on 1, 2 and 3 devices; the Trainer's
-parameter order; the worker's command line. (The distributed job itself runs in notebook 12.)"""
+parameter order; the worker's store set up before its first step; its command line. (The distributed
+job itself runs in notebook 12.)"""
 import os
 
 import mxnet as mx
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import lessoncheck
-from helpers.checkpoint import adam_trainer, command, load_checkpoint, save_checkpoint
+from helpers.checkpoint import adam_trainer, command, init_store, load_checkpoint, save_checkpoint
 from helpers.data import load_data_fashion_mnist
 from helpers.models import lenet
 from helpers.train import train_batch
@@ -61,6 +62,22 @@ def test_the_trainer_keeps_the_networks_order():
     order = [p.shape for p in net.collect_params().values()]
     assert [p.shape for p in mx.gluon.Trainer(net.collect_params(), 'sgd')._params] != order
     assert [p.shape for p in adam_trainer(net, 0.1)._params] == order
+
+
+def test_init_store_puts_the_weights_on_the_store_before_any_step():
+    """The worker of notebook 12's job sets up its store before the first forward (init_store's docstring:
+    set up inside the first step, a late pull of a weight can get the first gradients' sum). Here on a
+    local store over two devices: after init_store, and before any step, the store holds every weight."""
+    devices = CTX[:2]
+    net = lenet(devices, seed=0)
+    trainer = adam_trainer(net, 1e-3, kvstore=mx.kv.create('local'), update_on_kvstore=False)
+    assert init_store(trainer) is trainer and trainer._params_to_init == []
+    kv = trainer._kvstore
+    for i, p in enumerate(net.collect_params().values()):
+        out = mx.nd.zeros(p.shape, ctx=devices[0])
+        kv.pull(i, out=out)
+        np.testing.assert_array_equal(out.asnumpy(), p.data(devices[0]).asnumpy())
+    assert init_store(trainer) is trainer and trainer._kvstore is kv        # a second call does nothing
 
 
 def test_command_line():
