@@ -87,9 +87,9 @@ def init_store(trainer):
     src/kvstore/kvstore_dist_server.h: ``CopyFromTo(update_buf->merged, &stored)``). A worker whose pull
     reaches the server after both workers' first gradients were summed gets that sum as its weight.
     Measured: in 3 of 16 runs of notebook 12's job (Python 3.11 and 3.13), rank 0's output bias became
-    the first step's gradient sum, to 1e-6, and the workers ended 6.6 apart. Set up before the first
-    forward, the pulls are answered before any gradient exists: the forward waits for the weights they
-    write. ``Trainer.load_states`` and ``save_states`` make these two calls; MXNet has no public one
+    the first step's gradient sum, to 1e-6, and the workers ended 6.6 apart; with this call, in none of
+    32. Set up before the first forward, the pulls are answered before any gradient exists: the
+    forward waits for the weights they write. ``Trainer.load_states`` and ``save_states`` make these two calls; MXNet has no public one
     that makes only them. With the update on the servers the race is harmless: the pull returns
     weights, which the step's ``pushpull`` then overwrites."""
     if not isinstance(trainer, gluon.Trainer):
