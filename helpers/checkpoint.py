@@ -78,20 +78,23 @@ def init_store(trainer):
 
     WHY (a race in MXNet 1.9.1, retired, so no fix upstream): a ``Trainer`` sets up its store lazily,
     inside its first ``step``, *after* that step's backward (``Trainer.step`` calls ``_init_kvstore``
-    and ``_init_params``, python/mxnet/gluon/trainer.py). In a ``dist_*`` job with
+    and ``_init_params``, python/mxnet/gluon/trainer.py). In a ``dist_sync`` job with
     ``update_on_kvstore=False`` it then pulls every weight's initial value (``KVStore.broadcast``:
-    rank 0 pushes it, every worker pulls) and at once pushes the first gradients (``pushpull``). The
-    pull writes the weight and the pushpull the gradient, so MXNet's engine does not order them
-    (``KVStoreDist::PullImpl`` and ``PushPullImpl``, src/kvstore/kvstore_dist.h), and a server without
-    an optimizer keeps under each key the last sum it made (``ApplyUpdates``,
-    src/kvstore/kvstore_dist_server.h: ``CopyFromTo(update_buf->merged, &stored)``). A worker whose pull
-    reaches the server after both workers' first gradients were summed gets that sum as its weight.
+    rank 0 pushes it, every worker pulls) and at once pushes the first gradients (``pushpull``). With
+    CPU arrays the pull writes the weight (or a buffer copied into it) and the pushpull only the
+    gradient (``comm_buf = merged`` rebinds the key's buffer to the gradient): no engine dependency
+    orders them (``KVStoreDist::PullImpl`` and ``PushPullImpl``, src/kvstore/kvstore_dist.h; with GPU
+    arrays both go through one pinned buffer, which orders them). A server without an optimizer keeps
+    under each key the last sum it made (``ApplyUpdates``, src/kvstore/kvstore_dist_server.h:
+    ``CopyFromTo(update_buf->merged, &stored)``) and answers a pull from it at once. A worker whose pull
+    the server handles after both workers' first gradients were summed gets that sum as its weight.
     Measured: in 3 of 16 runs of notebook 12's job (Python 3.11 and 3.13), rank 0's output bias became
     the first step's gradient sum, to 1e-6, and the workers ended 6.6 apart; with this call, in none of
-    32. Set up before the first forward, the pulls are answered before any gradient exists: the
-    forward waits for the weights they write. ``Trainer.load_states`` and ``save_states`` make these two calls; MXNet has no public one
-    that makes only them. With the update on the servers the race is harmless: the pull returns
-    weights, which the step's ``pushpull`` then overwrites."""
+    32. Set up before the first forward, every pull is answered before its worker has a gradient: the
+    forward waits for the weights the pulls write. ``Trainer.load_states`` and ``save_states`` make
+    these two calls; MXNet has no public one that makes only them. With the update on the servers the
+    race is harmless: the pull returns weights, which the step's ``pushpull`` then overwrites (its copy
+    into the weight is ordered after the pull's write)."""
     if not isinstance(trainer, gluon.Trainer):
         raise TypeError(f'trainer must be a gluon.Trainer, got {type(trainer).__name__}')
     if not trainer._kv_initialized:
