@@ -153,13 +153,27 @@ def _message(e):
     return line[:300]
 
 
+def _method_qualname(frame):
+    """``Class.method`` of the code running in ``frame``, or its bare name: Python 3.9 and 3.10 have no
+    ``co_qualname``, so the class is found from the first argument (``self`` or ``cls``), in whose MRO
+    a function holds this very code."""
+    code = frame.f_code
+    if code.co_argcount:
+        first = frame.f_locals.get(code.co_varnames[0])
+        for klass in getattr(first if isinstance(first, type) else type(first), '__mro__', ()):
+            f = vars(klass).get(code.co_name)
+            if getattr(getattr(f, '__func__', f), '__code__', None) is code:
+                return f'{klass.__name__}.{code.co_name}'
+    return code.co_name
+
+
 def _unwritten(tb, name, fn):
     """What a NotImplementedError says: the reader's function (or a method of the reader's class) is
     still a stub, or it calls one; the function's name is that of the code that raised it."""
     while tb.tb_next is not None:
         tb = tb.tb_next
     code = tb.tb_frame.f_code
-    qualname = getattr(code, 'co_qualname', code.co_name)        # Python >= 3.11: 'WarmUp.__call__'
+    qualname = getattr(code, 'co_qualname', None) or _method_qualname(tb.tb_frame)  # 'WarmUp.__call__'
     owner, _, method = qualname.partition('.')
     if isinstance(fn, type) and not method and qualname in vars(fn):  # Python < 3.11: the method's name alone
         owner, method = fn.__name__, qualname

@@ -119,6 +119,32 @@ def stage(src=SRC):
     return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))
 
 
+# pydata-sphinx-theme 0.15.4 -- on Python 3.9 and 3.10 the only one the newest sphinx-book-theme
+# allows (1.1.4 pins it; 1.3.0, with 0.17.1, needs Python 3.11) -- preloads FontAwesome's three
+# webfonts on every page (<link rel="preload" as="font" crossorigin>, its static/webpack-macros.html).
+# Chromium refuses a cross-origin font load from a file:// page, so a book opened from disk logged
+# three failed requests per page (tests/test_accessibility.py saw them). Its icons are drawn as SVG
+# by the theme's fontawesome all.min.js either way, and 0.17.1 preloads no font: the tags go.
+FONT_PRELOAD = re.compile(r'<link rel="preload" as="font"[^>]*webfonts/[^>]*>\s*')
+
+
+def drop_font_preloads(html_dir=HTML):
+    """Remove the theme's font preloads from every page of the built book; return how many went."""
+    removed = 0
+    for folder, _, files in os.walk(html_dir):
+        for name in files:
+            if name.endswith('.html'):
+                path = os.path.join(folder, name)
+                with open(path, encoding='utf-8') as f:
+                    page = f.read()
+                page, n = FONT_PRELOAD.subn('', page)
+                if n:
+                    removed += n
+                    with open(path, 'w', encoding='utf-8') as f:
+                        f.write(page)
+    return removed
+
+
 def build():
     start = time.perf_counter()
     assets.install()
@@ -133,6 +159,7 @@ def build():
     if run.returncode:
         print(run.stdout[-3000:], run.stderr[-3000:], sep='\n')
         sys.exit(f'jupyter-book failed (exit {run.returncode})')
+    drop_font_preloads()
     seconds = time.perf_counter() - start
     print(f'book of {len(numbered())} notebooks and {len(solutions())} solutions in '
           f'{os.path.relpath(HTML, ROOT)}/ ({seconds:.1f} s, {len(warnings)} warnings); open '
