@@ -4,6 +4,7 @@ One module per concept; each public function's docstring names the notebook that
 functions a notebook teaches by hand are the text of its lesson cells (``tools.lessons``).
 
 - ``devices``    which devices to use: every GPU, or CPU stand-ins              -- notebook 00
+- ``gpu_code``   which GPUs the installed MXNet has machine code for            -- notebook 00
 - ``checks``     input checks with one policy (TypeError / ValueError)          -- notebook 00 on
 - ``data``       Fashion-MNIST, offline first, fast in-memory batches           -- notebook 00
 - ``timing``     honest timings of MXNet's asynchronous engine                  -- notebook 01
@@ -36,7 +37,7 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 # enforces it, and fails for a module that is in no layer. tools/, tests/, benchmarks/ and the
 # notebooks sit above all of them; nothing in helpers/ imports them.
 LAYERS = {
-    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'devices', 'data', 'timing', 'tracing', 'memory',
+    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing', 'tracing', 'memory',
                        'plot', 'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist', 'pushpull'],

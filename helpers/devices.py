@@ -2,7 +2,10 @@
 
 One place decides: :func:`get_devices` with no argument returns
 
-* every GPU MXNet can see (``k`` = the number of GPUs, 1 or more), on a GPU machine;
+* every GPU MXNet can see (``k`` = the number of GPUs, 1 or more), on a GPU machine -- every GPU
+  that the installed MXNet has machine code for: ``mxnet-cu112`` 1.9.1 runs on compute capability
+  5.0 to 8.9, not on an H100 or later (:mod:`helpers.gpu_code`); a GPU it cannot run on is left out,
+  and :func:`describe` says why;
 * two CPU stand-ins ``[cpu(0), cpu(1)]`` otherwise;
 * what the environment variable ``MXDP_DEVICES`` asks for, when it is set (:func:`parse_devices`):
   ``cpu:k`` for ``k`` CPU stand-ins on any machine (``cpu`` alone means ``cpu:2``), to run the
@@ -28,7 +31,7 @@ import re
 
 import mxnet as mx
 
-from helpers import checks
+from helpers import checks, gpu_code
 
 __all__ = ['FORCE_ENV', 'num_gpus', 'parse_devices', 'forced_standins', 'get_devices', 'gpu_pool', 'device_kind',
            'describe']
@@ -46,6 +49,26 @@ def num_gpus():
         return mx.context.num_gpus()
     except mx.base.MXNetError:  # a CUDA build without a usable driver
         return 0
+
+
+def _cannot_run(i):
+    """Why the installed MXNet cannot run its kernels on ``gpu(i)``, or None: where it can, and where
+    nobody can tell (no driver to ask, a library that cannot be read). :mod:`helpers.gpu_code`."""
+    capability = gpu_code.compute_capability(i)
+    try:
+        code = gpu_code.library_code() if capability else None
+    except (OSError, ValueError):
+        return None
+    if not code or gpu_code.runs_on(code, capability):
+        return None
+    archs = ', '.join(f'sm_{arch}' for arch in sorted({arch for _, arch in code}))
+    return (f'gpu({i}) has compute capability {capability[0]}.{capability[1]}, and this MXNet has machine '
+            f'code for {archs} only, so none of its kernels can run there (docs/gpu.md)')
+
+
+def _runnable_gpus():
+    """The ids of the GPUs MXNet sees and can run its kernels on."""
+    return [i for i in range(num_gpus()) if _cannot_run(i) is None]
 
 
 def _gpu_ids(value, ids, gpus):
@@ -94,7 +117,12 @@ def _chosen():
     value = os.environ.get(FORCE_ENV, '')
     if not value.strip():
         return None
-    return parse_devices(value, num_gpus() if 'gpu' in value.lower() else 0)
+    chosen = parse_devices(value, num_gpus() if 'gpu' in value.lower() else 0)
+    for d in chosen:
+        why = _cannot_run(d.device_id) if d.device_type == 'gpu' else None
+        if why:
+            raise ValueError(f'{FORCE_ENV}={value!r}: {why}; use MXDP_DEVICES=cpu:k for CPU stand-ins')
+    return chosen
 
 
 def forced_standins():
@@ -107,10 +135,11 @@ def forced_standins():
 def get_devices(k=None):
     """The devices a notebook trains on (notebook 00; every notebook calls it once).
 
-    ``k=None``: every GPU, else two CPU stand-ins; ``MXDP_DEVICES`` overrides it (``cpu:k``: ``k``
-    stand-ins; ``gpu:0,2``: those GPUs). An explicit ``k`` (a demonstration that needs exactly ``k``
-    devices) gives the first ``k`` of those GPUs (every GPU, or the ones ``MXDP_DEVICES`` lists) if
-    there are that many and stand-ins are not forced, else ``k`` CPU stand-ins.
+    ``k=None``: every GPU (that MXNet can run its kernels on), else two CPU stand-ins;
+    ``MXDP_DEVICES`` overrides it (``cpu:k``: ``k`` stand-ins; ``gpu:0,2``: those GPUs). An
+    explicit ``k`` (a demonstration that needs exactly ``k`` devices) gives the first ``k`` of those
+    GPUs (every GPU, or the ones ``MXDP_DEVICES`` lists) if there are that many and stand-ins are
+    not forced, else ``k`` CPU stand-ins.
     """
     if k is not None:
         k = checks.whole(k, 'k', 1, checks.MAX_DEVICES)
@@ -118,19 +147,20 @@ def get_devices(k=None):
     if k is None:
         if chosen:
             return chosen
-        gpus = num_gpus()
-        return [mx.gpu(i) for i in range(gpus)] if gpus else [mx.cpu(i) for i in range(DEFAULT_STANDINS)]
+        gpus = _runnable_gpus()
+        return [mx.gpu(i) for i in gpus] if gpus else [mx.cpu(i) for i in range(DEFAULT_STANDINS)]
     pool = gpu_pool(chosen)
     return pool[:k] if len(pool) >= k else [mx.cpu(i) for i in range(k)]
 
 
 def gpu_pool(chosen=None):
     """The GPUs the series may use on this machine, in order (notebooks 00, 08): the ones
-    ``MXDP_DEVICES=gpu:...`` lists, none if it forces CPU stand-ins, else every GPU MXNet sees.
+    ``MXDP_DEVICES=gpu:...`` lists, none if it forces CPU stand-ins, else every GPU MXNet sees and
+    can run its kernels on.
     ``chosen``: what :func:`parse_devices` made of ``MXDP_DEVICES`` (default: read it now)."""
     chosen = _chosen() if chosen is None else checks.devices(chosen, 'chosen', present=False)
     if chosen is None:
-        return [mx.gpu(i) for i in range(num_gpus())]
+        return [mx.gpu(i) for i in _runnable_gpus()]
     return [d for d in chosen if d.device_type == 'gpu']
 
 
@@ -153,8 +183,11 @@ def describe(devices):
     if device_kind(devices) == 'gpu':
         line = f'{k} GPU{"s" * (k > 1)} [{names}] of {num_gpus()} found' + (f': {asked}' if chosen else '')
     else:
+        gpus = num_gpus()
         why = (asked if chosen and chosen[0].device_type == 'cpu'
-               else f'{num_gpus()} GPU(s) found' if num_gpus() else 'no GPU found')
+               else 'no GPU found' if not gpus
+               else f'{gpus} GPU(s) found' if _runnable_gpus()
+               else f'{gpus} GPU(s) found, which this MXNet cannot run on: {_cannot_run(0)}')
         line = f'{k} CPU stand-in{"s" * (k > 1)} [{names}]: {why}'
     if k == 1:
         line += ('; one device: nothing to split or sum here (MXDP_DEVICES=cpu:2 shows two '

@@ -419,6 +419,28 @@ ENTRIES = {
     'helpers.devices.describe': Sweep(
         lambda: dict(devices=CPU), devices=Devices()),
 
+    # ---------------------------------------------------------------------------- helpers.gpu_code
+    'helpers.gpu_code.fatbin': Sweep(lambda: dict(path=None), path=Maybe(Path(missing=ValueError))),
+    'helpers.gpu_code.library_code': Sweep(lambda: dict(path=None), path=Maybe(Path(missing=ValueError))),
+    'helpers.gpu_code.containers': Sweep(
+        lambda: dict(data=b''), data=Custom([Bad('abc', TypeError, 'a string'), Bad([1, 2], TypeError, 'a list'),
+                                             Bad(None, TypeError, 'None'), Bad(5, TypeError, 'a number')])),
+    'helpers.gpu_code.runs_on': Sweep(
+        lambda: dict(code=[('SASS', 86)], capability=(8, 6)),
+        code=Custom([Bad('SASS86', TypeError, 'a string'), Bad(None, TypeError, 'None'),
+                     Bad(86, TypeError, 'a number'), Bad([86], ValueError, 'an arch without its kind'),
+                     Bad([('XYZ', 86)], ValueError, 'an unknown kind'),
+                     Bad([('SASS', 'x')], TypeError, 'an arch that is no number'),
+                     Bad([('SASS', -1)], ValueError, 'a negative arch')]),
+        capability=Custom([Bad([8, 6], TypeError, 'a list'), Bad(None, TypeError, 'None'),
+                           Bad(8.6, TypeError, 'a number'),
+                           Bad((8,), ValueError, 'one number'), Bad((8, 'a'), TypeError, 'a minor that is no number'),
+                           Bad((8.0, 6), TypeError, 'a float major'), Bad((8, 10), ValueError, 'minor 10'),
+                           Bad((0, 0), ValueError, 'major 0')]),
+        names={'code': ('code',), 'capability': ('capability',)}),
+    'helpers.gpu_code.compute_capability': Sweep(
+        lambda: dict(device_id=0), device_id=Count(0, checks.MAX_DEVICES)),
+
     # ---------------------------------------------------------------------------- helpers.job, job_node, launcher
     'helpers.job.run_local_job': Sweep(
         lambda: dict(command=[sys.executable, '-c', 'pass'], num_workers=2, num_servers=1, timeout=60, env=None,

@@ -19,8 +19,8 @@ def four_gpus(monkeypatch):
 
 def test_default_is_every_gpu_or_two_stand_ins(no_override):
     ds = devices.get_devices()
-    if devices.num_gpus():
-        assert ds == [mx.gpu(i) for i in range(devices.num_gpus())]
+    if devices._runnable_gpus():
+        assert ds == [mx.gpu(i) for i in devices._runnable_gpus()]
     else:
         assert ds == [mx.cpu(0), mx.cpu(1)]
 
@@ -156,3 +156,47 @@ def test_mixed_or_empty_device_lists_are_refused():
         devices.device_kind([])
     with pytest.raises(TypeError, match='single context'):
         devices.describe(mx.cpu(0))
+
+
+# A GPU that the installed MXNet has no machine code for (mxnet-cu112 1.9.1 on an H100: SASS for
+# sm_50..sm_86 only; helpers.gpu_code). Stood in: four GPUs, whose compute capabilities are given.
+MXNET_CU112 = {('SASS', a): 198 for a in (50, 60, 70, 80, 86)}
+
+
+@pytest.fixture
+def capabilities(monkeypatch, four_gpus):
+    def given(*ccs):
+        monkeypatch.setattr(devices.gpu_code, 'compute_capability', lambda i: ccs[i])
+        monkeypatch.setattr(devices.gpu_code, 'library_code', lambda path=None: dict(MXNET_CU112))
+    return given
+
+
+def test_gpus_mxnet_cannot_run_on_are_left_out_and_described(no_override, capabilities):
+    capabilities((9, 0), (9, 0), (9, 0), (9, 0))
+    assert devices.get_devices() == [mx.cpu(0), mx.cpu(1)] and devices.gpu_pool() == []
+    line = devices.describe(devices.get_devices())
+    assert '4 GPU(s) found, which this MXNet cannot run on: gpu(0) has compute capability 9.0' in line
+    assert 'sm_50, sm_60, sm_70, sm_80, sm_86 only' in line
+
+
+def test_only_the_gpus_it_can_run_on_are_used(no_override, capabilities):
+    capabilities((8, 0), (9, 0), (8, 9), (7, 5))
+    assert devices.get_devices() == [mx.gpu(0), mx.gpu(2), mx.gpu(3)]
+    assert devices.get_devices(2) == [mx.gpu(0), mx.gpu(2)]
+
+
+def test_asking_for_a_gpu_mxnet_cannot_run_on_is_a_value_error_naming_the_variable(monkeypatch, capabilities):
+    capabilities((8, 6), (9, 0), (9, 0), (9, 0))
+    monkeypatch.setenv(devices.FORCE_ENV, 'gpu:0,1')
+    with pytest.raises(ValueError, match=r"MXDP_DEVICES='gpu:0,1': gpu\(1\) has compute capability 9.0.*cpu:k"):
+        devices.get_devices()
+    monkeypatch.setenv(devices.FORCE_ENV, 'gpu:0')
+    assert devices.get_devices() == [mx.gpu(0)]
+
+
+def test_where_nobody_can_tell_every_gpu_is_used(no_override, four_gpus, monkeypatch):
+    monkeypatch.setattr(devices.gpu_code, 'compute_capability', lambda i: None)      # no driver to ask
+    assert devices.get_devices() == [mx.gpu(i) for i in range(4)]
+    monkeypatch.setattr(devices.gpu_code, 'compute_capability', lambda i: (9, 0))
+    monkeypatch.setattr(devices.gpu_code, 'library_code', lambda path=None: {})      # a library with no GPU code
+    assert devices.get_devices() == [mx.gpu(i) for i in range(4)]
