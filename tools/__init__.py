@@ -10,7 +10,8 @@ reading and writing them, titles, tags, headings and asides -- is in :mod:`tools
 - ``tools.build_book``         the HTML book, offline                                 (make book)
 - ``tools.repeat_check``       run notebooks N times, report what changed             (make repeat)
 - ``tools.every_k``            every notebook at k = 1..8 stand-in devices, a table    (make every-k)
-- ``tools.check_gpu_libraries`` resolve the CUDA libraries mxnet-cu112 needs          (by hand)
+- ``tools.check_gpu_libraries`` resolve the CUDA libraries mxnet-cu112 needs; its GPU code (by hand)
+- ``tools.gpu_probe``          on a GPU machine: can MXNet's code run on this GPU       (by hand)
 - ``tools.web.assets``         the pinned browser assets of the decks and the book
 
 ``tools`` may import ``helpers``; ``helpers`` never imports ``tools`` (tests/test_architecture.py).
