@@ -29,17 +29,26 @@ the normal import of ``mxnet`` go on. So:
 - with NumPy 1.23.5 (Python 3.9 to 3.11) it changes nothing: every name is still there;
 - a failure here never stops Python from starting, nor hides MXNet's own error: it is a warning.
 
-ONE DEFAULT THAT IS NOT A COMPATIBILITY FIX, set at the same moment because it has to be set before
-MXNet starts: ``MXNET_CPU_TEMP_COPY`` (:data:`ENGINE_DEFAULTS`), unless the environment already sets
-it. Operators such as convolution borrow scratch memory ("temp space") from a pool that MXNet keeps
-for *all* CPU contexts together, 4 buffers by default (``ResourceManagerImpl``, src/resource.cc; the
-variable is read once, when the pool is made). Every request takes the next buffer in turn, and two
-operators that hold the same buffer run one after the other, whichever device they are on. With 4
-buffers, two CPU stand-ins mostly take turns: 0-2 % of a LeNet step on two stand-ins has both busy.
-With 32, about half to nine tenths, and one epoch on two stand-ins takes 0.7-0.8 of the time of one
-(benchmarks/train_epoch.py; notebook 05). More buffers cost memory only when an operator asks for
-a large one: about 40 % more peak memory for a full-width ResNet-18 on two stand-ins, nothing
-measurable for the series' LeNet. GPUs have pools of their own (``MXNET_GPU_TEMP_COPY``), untouched.
+TWO DEFAULTS THAT ARE NOT COMPATIBILITY FIXES, set at the same moment (:data:`ENGINE_DEFAULTS`), each
+unless the environment already sets it.
+
+``MXNET_ENFORCE_DETERMINISM=1``: on GPUs, cuDNN's convolutions and max-pooling use only algorithms
+that add in a fixed order (MXNet 1.9.1 reads it when it picks an algorithm: AlgoFinalSelect in
+src/operator/nn/cudnn/cudnn_convolution-inl.h, cudnn_deconvolution-inl.h, and cudnn_pooling-inl.h;
+docs/static_site/src/pages/api/faq/env_var.md). Notebooks 05 and 06 assert that two runs on the same
+devices agree to the last bit, which the fastest cuDNN algorithms (atomic additions) do not promise.
+Nothing else in MXNet reads it: CPU runs are unchanged.
+
+``MXNET_CPU_TEMP_COPY``, which has to be set before MXNet starts. Operators such as convolution
+borrow scratch memory ("temp space") from a pool that MXNet keeps for *all* CPU contexts together, 4
+buffers by default (``ResourceManagerImpl``, src/resource.cc; the variable is read once, when the
+pool is made). Every request takes the next buffer in turn, and two operators that hold the same
+buffer run one after the other, whichever device they are on. With 4 buffers, two CPU stand-ins
+mostly take turns: 0-2 % of a LeNet step on two stand-ins has both busy. With 32, about half to nine
+tenths, and one epoch on two stand-ins takes 0.7-0.8 of the time of one (benchmarks/train_epoch.py;
+notebook 05). More buffers cost memory only when an operator asks for a large one: about 40 % more
+peak memory for a full-width ResNet-18 on two stand-ins, nothing measurable for the series' LeNet.
+GPUs have pools of their own (``MXNET_GPU_TEMP_COPY``), untouched.
 
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """
@@ -84,7 +93,7 @@ NUMPY2_FINANCIAL = ('mirr', 'npv', 'pmt', 'ppmt', 'pv', 'rate')
 NUMPY2_SUBMODULES = {'compat': {'basestring': str}}
 
 # Set in os.environ (only where the environment does not set them) right before MXNet starts.
-ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32'}
+ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1'}
 PTH_NAME = 'mxdp-mxnet-compat.pth'
 MODULE_NAME = '_mxdp_mxnet_compat'  # the name the .pth loads this file under (not `helpers.`...)
 

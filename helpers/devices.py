@@ -18,7 +18,9 @@ of the process, CUDA shows it two GPUs, which MXNet calls ``gpu(0)`` (the machin
 ``cudaGetDeviceCount`` counts only the visible devices, which the CUDA Programming Guide, "CUDA
 Environment Variables", describes; MXNet's ``mx.context.num_gpus()`` is that count,
 ``Context::GetGPUCount`` in include/mxnet/base.h, and ``mx.gpu(i)`` hands ``i`` to
-``cudaSetDevice``, ``DeviceStore::SetDevice`` in src/common/cuda_utils.h.)
+``cudaSetDevice``, ``DeviceStore::SetDevice`` in src/common/cuda_utils.h. "The machine's GPU 2" is
+GPU 2 in CUDA's order, which is ``nvidia-smi``'s with ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` and usually
+when all GPUs are one model; CUDA's default, ``FASTEST_FIRST``, puts the fastest first.)
 
 MXNet gives every CPU context its own id and its own engine worker thread, so arrays really live
 "on" different contexts and every lesson about placement, splitting and reduction shows up; they
@@ -182,6 +184,10 @@ def describe(devices):
     asked = f'{FORCE_ENV}={os.environ.get(FORCE_ENV, "").strip()}'
     if device_kind(devices) == 'gpu':
         line = f'{k} GPU{"s" * (k > 1)} [{names}] of {num_gpus()} found' + (f': {asked}' if chosen else '')
+        left_out = [why for why in map(_cannot_run, range(num_gpus())) if why]
+        if left_out:
+            line += f'; {len(left_out)} left out, e.g. {left_out[0]}'
+
     else:
         gpus = num_gpus()
         why = (asked if chosen and chosen[0].device_type == 'cpu'

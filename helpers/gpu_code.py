@@ -6,11 +6,13 @@ A CUDA library keeps its GPU code in the ELF section ``.nv_fatbin``: a run of fa
 with one entry per GPU architecture, either SASS (machine code for one architecture) or PTX (an
 intermediate form the driver compiles for the GPU it finds). NVIDIA's rules (CUDA C++ Programming
 Guide, "Binary Compatibility" and "PTX Compatibility"): SASS built for ``sm_XY`` runs only on GPUs of
-compute capability ``X.Z`` with ``Z >= Y``, the same major version; PTX for ``compute_XY`` runs on
-any GPU of compute capability ``X.Y`` or later. ``mxnet-cu112`` 1.9.1 carries SASS for sm_50, 60,
+compute capability ``X.Z`` with ``Z >= Y``, the same major version (NVIDIA does not promise it on
+Tegra, e.g. Jetson's 8.7; these are x86-64 wheels); PTX for ``compute_XY`` runs on any GPU of
+compute capability ``X.Y`` or later. ``mxnet-cu112`` 1.9.1 carries SASS for sm_50, 60,
 70, 80 and 86 and no PTX (``python -m tools.check_gpu_libraries`` reads it, and NVIDIA's
 ``cuobjdump`` agrees): it runs on Maxwell to Ada (5.0 to 8.9), not on Hopper (H100, 9.0) or later,
-where every kernel launch fails with ``cudaErrorNoKernelImageForDevice`` (docs/gpu.md).
+where every kernel compiled into ``libmxnet.so`` fails with ``cudaErrorNoKernelImageForDevice``: a
+fat binary cut out of it does not load on an H100 (``CUDA_ERROR_NO_BINARY_FOR_GPU``, docs/gpu-runs/).
 
 Nothing here imports MXNet or needs a GPU; :func:`compute_capability` asks the driver, when there
 is one.

@@ -126,10 +126,10 @@ class Relation:
                        ': the machine was too busy to tell (run it again on a quieter machine)'}[self.verdict]
 
     def check(self):
-        """Print what this run shows; AssertionError if it refutes the claim."""
+        """Print what this run shows; AssertionError if it refutes the claim. Returns None, so that a
+        notebook cell ending in ``.check()`` shows the printed line only."""
         print(self)
         assert self.verdict != 'refuted', str(self)
-        return self
 
 
 def relation(a, b, at_least, repeat=9, what='a / b'):

@@ -179,10 +179,15 @@ def test_gpus_mxnet_cannot_run_on_are_left_out_and_described(no_override, capabi
     assert 'sm_50, sm_60, sm_70, sm_80, sm_86 only' in line
 
 
-def test_only_the_gpus_it_can_run_on_are_used(no_override, capabilities):
+def test_only_the_gpus_it_can_run_on_are_used_and_the_others_named(no_override, capabilities):
     capabilities((8, 0), (9, 0), (8, 9), (7, 5))
     assert devices.get_devices() == [mx.gpu(0), mx.gpu(2), mx.gpu(3)]
     assert devices.get_devices(2) == [mx.gpu(0), mx.gpu(2)]
+    line = devices.describe(devices.get_devices())
+    assert line.startswith('using 3 GPUs [gpu(0), gpu(2), gpu(3)] of 4 found; 1 left out, e.g. gpu(1) has '
+                           'compute capability 9.0'), line
+    capabilities((8, 0), (8, 6), (8, 9), (7, 5))
+    assert 'left out' not in devices.describe(devices.get_devices())
 
 
 def test_asking_for_a_gpu_mxnet_cannot_run_on_is_a_value_error_naming_the_variable(monkeypatch, capabilities):

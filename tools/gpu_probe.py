@@ -16,7 +16,7 @@ Needs an NVIDIA driver (libcuda.so.1), nothing else: no MXNet, no CUDA toolkit. 
    CUDA 11 runtime, the call MXNet's ``mx.context.num_gpus()`` makes (``Context::GetGPUCount``),
    each in a fresh process because CUDA reads the variable once, when it starts.
 
-docs/gpu.md says what a run on an H100 showed; its log is docs/gpu-runs/.
+docs/gpu.md says what a run on an H100 showed; its log and JSON are in docs/gpu-runs/.
 """
 import argparse
 import ctypes
@@ -98,7 +98,7 @@ def count_gpus(cudart):
     rt.cudaRuntimeGetVersion(ctypes.byref(version))
     error = rt.cudaGetDeviceCount(ctypes.byref(count))
     return dict(count=count.value if error == 0 else 0, error=rt.cudaGetErrorName(error).decode(),
-                runtime=f'{version.value // 1000}.{version.value % 1000 // 10}')
+                runtime=f'{version.value // 1000}.{version.value % 1000 // 10}' if version.value else None)
 
 
 def visible_devices_table(cudart, uuid):
