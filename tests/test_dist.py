@@ -443,6 +443,7 @@ def _run_with_fault(fault, place=None, after_steps=15, timeout=240):
 
 def _assert_stalled(error, seconds, job):
     message = str(error)
+    print(f'stopped {seconds:.1f} s after the fault (stall limit {job.stall_limit():.1f} s): {message.splitlines()[0]}')
     assert isinstance(error, dist.DistJobStalled), message
     assert seconds < 60, f'stopped {seconds:.0f} s after the fault'
     assert 'no progress' in message and 'worker 0 finished step' in message and 'worker 1 finished step' in message
@@ -474,6 +475,7 @@ def test_a_cut_link_stalls_the_job_which_is_stopped_with_the_cause_named():
 
 def test_a_killed_scheduler_ends_the_job_naming_it():
     error, seconds, _ = _run_with_fault(lambda job: os.kill(job.nodes['scheduler']['pid'], signal.SIGKILL))
+    print(f'stopped {seconds:.1f} s after the fault: {str(error).splitlines()[0]}')
     assert not isinstance(error, dist.DistJobTimeout) and 'scheduler' in str(error).split(';')[0], str(error)
     assert seconds < 60
     assert_all_gone(error.jobdir, error.nodes)
