@@ -152,7 +152,7 @@ assignments: setup ## the student edition for nbgrader, in build/assignments/ (d
 	$(PY) -m tools.assignments
 
 every-k: setup ## every notebook at MXDP_DEVICES=cpu:k for k in K (default 1..8): a table of what passed
-	$(PY) -m tools.every_k --k $(K) --jobs $(JOBS) $(NOTEBOOKS)
+	$(PY) -m tools.every_k --k $(K) --jobs $(JOBS) --cell-timeout $(CELL_TIMEOUT) $(NOTEBOOKS)
 
 bench: setup ## run every benchmark in benchmarks/ (about an hour; rewrites their stored results)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
