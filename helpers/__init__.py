@@ -12,6 +12,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``split``      split_and_load by hand: even, uneven, weighted                  -- notebook 03
 - ``comm``       allreduce by hand: naive and ring; byte counting               -- notebook 04
 - ``costmodel``  the alpha-beta-gamma cost model, published link bandwidths     -- notebooks 04, 09
+- ``link``       an emulated link between the stand-ins; the Trainer's store on it -- notebooks 04-12
 - ``replay``     a collective replayed step by step from its send hook          -- notebook 04
 - ``models``     LeNet (by hand and in Gluon), d2l's ResNet-18                   -- notebooks 05, 06
 - ``train``      the training step by hand and with Gluon, evaluation, the loop -- notebooks 05, 06
@@ -39,7 +40,7 @@ Import the modules you need, e.g. ``from helpers import devices, data``.
 LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing', 'tracing', 'memory',
                        'plot', 'source', 'netns'],
-    'lessons': ['split', 'comm', 'costmodel', 'replay', 'models', 'buckets'],
+    'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist', 'pushpull'],
     'training': ['train', 'sharding', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
                  'lessoncheck'],

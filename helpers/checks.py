@@ -47,7 +47,9 @@ __all__ = [
     'bucket_plan', 'buckets', 'bucket_params', 'flat_replicas',
     # the rest of notebooks 05-12 (the sweep of issue 22)
     'sends', 'dtype', 'views', 'norm_layer', 'checkpoint', 'scaled_step', 'accumulation', 'updaters', 'memory_cases',
-    'shard_bounds', 'spread_runs', 'span_panels', 'seed_runs', 'environment', 'setting_groups']
+    'shard_bounds', 'spread_runs', 'span_panels', 'seed_runs', 'environment', 'setting_groups',
+    # the emulated link (notebooks 04, 05, 09-12)
+    'link', 'link_send']
 
 # Upper bounds for numbers that size something before any work is done, so that a typo (10**12 for
 # 12) is refused at once instead of filling the memory or running for ever (tests/test_bad_input.py):
@@ -1291,3 +1293,22 @@ def environment(env, name='env'):
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f'{name} must map names to strings, got {k!r}: {_short(v)}')
     return env
+
+
+# --- The emulated link (notebooks 04, 05, 09-12) --------------------------------------------------
+def link(alpha, bandwidth):
+    """The latency and bandwidth of ``helpers.link.Link`` (notebook 04): ``alpha`` >= 0 seconds, at
+    most ``MAX_SECONDS``, and ``bandwidth`` > 0 bytes per second."""
+    return number(alpha, 'alpha (seconds per message)', 0, MAX_SECONDS), \
+        positive(bandwidth, 'bandwidth (bytes per second)')
+
+
+def link_send(x, to):
+    """The arguments of ``Link.send`` (notebook 04): those of ``copy_to``, and another device than
+    ``x``'s: a message from a device to itself never crosses a link."""
+    import mxnet as mx
+    copy(x, to)
+    where = to if isinstance(to, mx.Context) else to.context
+    if where == x.context:
+        raise ValueError(f'to: Link.send sends x from {x.context} to the same device; a link joins two '
+                         'different devices (copy within a device with copy_to)')

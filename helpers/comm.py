@@ -70,10 +70,11 @@ def reduce_scatter(arrays, send=copy_to):
     flat = [a.reshape(-1) for a in arrays]               # views: writing them writes the arrays
     chunks = shard_bounds(flat[0].size, k)               # chunk c = elements chunks[c][0]:[1]
     for s in range(k - 1):
-        for i in range(k):                               # device i sends chunk i - s to i + 1 ...
-            b, e = chunks[(i - s) % k]
+        c = [chunks[(i - s) % k] for i in range(k)]      # device i sends chunk i - s to i + 1:
+        got = [send(flat[i][b:e], flat[(i + 1) % k].context) for i, (b, e) in enumerate(c)]  # all at once
+        for i, (b, e) in enumerate(c):                   # then each device adds what it received
             mine = flat[(i + 1) % k][b:e]
-            mine += send(flat[i][b:e], mine.context)     # ... which adds it to its own
+            mine += got[i]
     return arrays
 
 
@@ -83,10 +84,12 @@ def all_gather(arrays, send=copy_to):
     k = checks.arrays(arrays, ring=True)
     flat = [a.reshape(-1) for a in arrays]
     chunks = shard_bounds(flat[0].size, k)
-    for s in range(k - 1):
-        for i in range(k):                               # device i passes finished chunk i + 1 - s on
-            b, e = chunks[(i + 1 - s) % k]
-            send(flat[i][b:e], flat[(i + 1) % k][b:e])
+    held = [flat[i][slice(*chunks[(i + 1) % k])] for i in range(k)]    # device i's finished chunk
+    for s in range(k - 1):                               # every device passes what it holds to
+        held = [send(held[i - 1], flat[i].context) for i in range(k)]  # i + 1, all at once ...
+        for i in range(k):                               # ... which keeps a copy in place
+            b, e = chunks[(i - s) % k]
+            held[i].copyto(flat[i][b:e])
     return arrays
 
 
@@ -117,19 +120,21 @@ class CommStats:
     """Counts what an allreduce sends, per device: pass ``send=stats.send`` (notebook 04).
 
     ``sent[ctx]`` / ``received[ctx]``: bytes device ``ctx`` sent / received; ``messages``: the
-    number of transfers. Counts add up over calls.
+    number of transfers. Counts add up over calls. ``CommStats(link.send)`` counts what goes over
+    an emulated link (:mod:`helpers.link`); by default each transfer is a :func:`copy_to`.
     """
 
-    def __init__(self):
+    def __init__(self, send=copy_to):
         self.sent, self.received, self.messages = Counter(), Counter(), 0
+        self._send = checks.function(send, 'send')
 
     def send(self, x, to):
-        """Count ``x``'s bytes from its device to ``to``'s, then :func:`copy_to` (notebook 04)."""
+        """Count ``x``'s bytes from its device to ``to``'s, then send it (notebook 04)."""
         nbytes = x.size * np.dtype(x.dtype).itemsize
         self.sent[x.context] += nbytes
         self.received[to if isinstance(to, mx.Context) else to.context] += nbytes
         self.messages += 1
-        return copy_to(x, to)
+        return self._send(x, to)
 
     def per_device(self, devices, what='sent'):
         """``[bytes of devices[0], bytes of devices[1], ...]`` (notebook 04)."""

@@ -370,17 +370,6 @@ def record(fn, k=4, size=None, devices=None, reduced=False, name=None):
     except Exception as e:            # the replay shows how far it got
         error = f'{type(e).__name__}: {e}'.splitlines()[0][:200]
     end = snapshot()
-    after = [before for before, _ in messages[1:]] + [end]
-    for (before, m), next_state in zip(messages, after):
-        if 0 <= m.dst < k and m.elements:
-            b, e = m.elements
-            new = [c for _, c in next_state[m.dst][b:e]]
-            old = [c for _, c in before[m.dst][b:e]]
-            if m.counts is not None and all(o is not None and n == tuple(a + b for a, b in zip(o, m.counts))
-                                            for o, n in zip(old, new)):
-                m.op = 'adds'
-            elif m.counts is not None and all(n == m.counts for n in new):
-                m.op = 'copies'
     steps, current, senders, received = [], [], set(), {}
     states = [messages[0][0] if messages else end]
     for before, m in messages:        # a step: no device sends twice, none receives twice, none forwards
@@ -396,6 +385,17 @@ def record(fn, k=4, size=None, devices=None, reduced=False, name=None):
     if current:
         steps.append(current)
         states.append(end)
+    befores = {id(m): before for before, m in messages}
+    for step, after in zip(steps, states[1:]):      # what each receiver did, seen when the step is over
+        for m in step:
+            if 0 <= m.dst < k and m.elements and m.counts is not None:
+                b, e = m.elements
+                new = [c for _, c in after[m.dst][b:e]]
+                old = [c for _, c in befores[id(m)][m.dst][b:e]]
+                if all(o is not None and n == tuple(x + y for x, y in zip(o, m.counts)) for o, n in zip(old, new)):
+                    m.op = 'adds'
+                elif all(n == m.counts for n in new):
+                    m.op = 'copies'
     return Replay(name or getattr(fn, '__name__', 'collective'), k, size, states, steps, error)
 
 

@@ -21,7 +21,11 @@ import mxnet as mx
 
 from helpers import checks
 
-__all__ = ['Span', 'traceable', 'trace', 'phase', 'busy', 'overlap']
+__all__ = ['Span', 'traceable', 'trace', 'phase', 'busy', 'overlap', 'WIRE']
+
+# The name that starts every message of an emulated link in the profiler (helpers.link):
+# 'wire cpu(0)>cpu(1)'. Its span is the time the message holds its ports.
+WIRE = 'wire'
 
 Span = collections.namedtuple('Span', 'device name start end')
 Span.__doc__ = 'One operator the engine ran: device, name, start and end in ms (notebooks 01, 05).'
@@ -125,15 +129,24 @@ def trace(fn, *args, **kwargs):
             elif key in begun:
                 spans.append((_device(e['pid']), e['name'], begun.pop(key), e['ts']))
     spans = [s for s in spans if s[1] != 'DeleteVariable']     # the engine freeing memory
+    spans = [(_wire_lane(n) or d, n, b, e) for d, n, b, e in spans]
     t0 = min((s[2] for s in spans), default=0)
     spans = [Span(d, n, (b - t0) / 1e3, (e - t0) / 1e3) for d, n, b, e in spans]
     return result, sorted(spans, key=lambda s: (s.start, s.end, s.device, s.name))
 
 
+def _wire_lane(name):
+    """The lane of an emulated link's message (helpers.link): its sender's send port,
+    ``'cpu(0) wire'``; None for any other operator."""
+    if name.startswith(WIRE + ' ') and '>' in name:
+        return name[len(WIRE) + 1:].split('>')[0] + ' ' + WIRE
+    return None
+
+
 def phase(name):
     """The part of a data-parallel step an operator belongs to, from its name as MXNet 1.9.1's
-    profiler records it (notebook 05): ``'backward'``, ``'communication'``, ``'update'`` or
-    ``'forward'``.
+    profiler records it (notebook 05): ``'backward'``, ``'communication'``, ``'wire'``,
+    ``'update'`` or ``'forward'``.
 
     * backward: ``_backward_*`` operators; ``ImperativeBulk``, because autograd's backward pass
       pushes its operators in bulks of up to 15 (``Imperative::Backward``,
@@ -143,6 +156,7 @@ def phase(name):
     * communication: copies between devices (``CopyCPU2CPU``, ``CopyCPU2GPU``, ...: ``CopyFromTo``,
       src/ndarray/ndarray.cc), KVStore operators (src/kvstore/comm.h), ``ElementwiseSum``, and the
       additions of a hand-written allreduce (``a += b`` runs ``broadcast_add``);
+    * wire: a message of an emulated link (:mod:`helpers.link`), for the time it holds its ports;
     * update: optimizer operators (``sgd_update``, ...) and the arithmetic of hand-written SGD
       (``p -= lr * p.grad / batch_size`` runs ``_mul_scalar``, ``_div_scalar``, ``broadcast_sub``).
 
@@ -154,6 +168,8 @@ def phase(name):
     src/imperative/cached_op.cc), so it counts as backward: add the two for such a network.
     """
     lowered = checks.text(name, 'name').lower()
+    if _wire_lane(name):
+        return WIRE
     if lowered.startswith('_backward') or lowered in ('imperativebulk', 'setvalueop'):
         return 'backward'
     if ('copy' in lowered or 'kvstore' in lowered

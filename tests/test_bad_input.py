@@ -327,7 +327,8 @@ ENTRIES = {
         to=Obj((mx.Context, nd.NDArray), values=[Bad(mx.cpu(-1), ValueError, 'no such device'),
                                                  Bad(nd.ones(4), ValueError, 'another shape')]),
         names={'x': ('ndarray', 'copy'), 'to': ('device', 'array', 'copy')}),
-    'helpers.comm.CommStats': NO_ARGUMENTS,
+    'helpers.comm.CommStats': Sweep(
+        lambda: dict(send=__import__('helpers.comm').comm.copy_to), send=Callable()),
     'helpers.comm.allreduce_naive': Sweep(
         lambda: dict(arrays=_arrays()), arrays=Arrays(),
         names={'arrays': ('allreduce', 'array')},
@@ -364,6 +365,20 @@ ENTRIES = {
                                                k=K_ARRAY, nbytes=NonNegative(), alpha=NonNegative(),
                                                bandwidth=Positive(), gamma=NonNegative(), names={'k': ('devices',)})
        for name in ('naive', 'ring', 'tree', 'rabenseifner')},
+    # ---------------------------------------------------------------------------- helpers.link
+    'helpers.link.Link': Sweep(
+        lambda: dict(alpha=1e-3, bandwidth=1e9), alpha=Number(0, checks.MAX_SECONDS, low_ok=True),
+        bandwidth=Positive(), free={'name': MESSAGE}),
+    'helpers.link.preset': Sweep(
+        lambda: dict(name='PCIe 3.0 x16', step=0.1, nbytes=1e6),
+        name=Choice(tuple(__import__('helpers.costmodel').costmodel.LINKS)), step=Positive(), nbytes=Positive(),
+        names={'name': ('link',)}),
+    'helpers.link.overhead': Sweep(
+        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2), devices=Maybe(Devices(minimum=2)),
+        messages=Count(1, 10_000)),
+    'helpers.link.LinkStore': Sweep(
+        lambda: dict(link=None, allreduce=__import__('helpers.comm').comm.allreduce_naive),
+        link=Obj((__import__('helpers.link').link.Link,), none=True), allreduce=Callable()),
     'helpers.costmodel.link': Sweep(
         lambda: dict(name='PCIe 3.0 x16'),
         name=Choice(tuple(__import__('helpers.costmodel').costmodel.LINKS)),
@@ -966,6 +981,8 @@ ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **o
     ('ndarray', 'helpers.comm.copy_to', dict(rename={'value': 'x'}, free=NAME, extra=dict(name='x'))),
     ('parameters', 'helpers.models.replicate_params', dict(free={**NAME, 'grads': POLICY})),
     ('copy', 'helpers.comm.copy_to', {}),
+    ('link', 'helpers.link.Link', {}),
+    ('link_send', 'helpers.comm.copy_to', {}),
     ('replica', 'helpers.models.replicate_params', {}),
     ('lenet', 'helpers.models.lenet_scratch', dict(free={'shapes': POLICY},
                                                    extra=dict(shapes=__import__('helpers.models').models.LENET_SHAPES))),

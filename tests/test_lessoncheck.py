@@ -132,7 +132,7 @@ def allreduce_ring(arrays, send=copy_to):
         'helpers.comm.reduce_scatter', ('for s in range(k - 1):', 'for s in range(k):')),
         r"counts device \d's values 2 times"),
     'an all-gather that sends the wrong chunk': ('helpers.comm.all_gather', broken(
-        'helpers.comm.all_gather', ('chunks[(i + 1 - s) % k]', 'chunks[(i - s) % k]')),
+        'helpers.comm.all_gather', ('chunks[(i + 1) % k]', 'chunks[i]')),
         "first differs from the lesson's at step 1"),
     'a naive allreduce that never broadcasts': ('helpers.comm.allreduce_naive', '''
 def allreduce_naive(arrays, send=copy_to):

@@ -1,0 +1,317 @@
+"""An emulated interconnect: links between the stand-ins whose messages take the time a real link's
+would (notebooks 04, 05, 09-12).
+
+On CPU stand-ins a "message" is a memory copy inside one process: nearly free next to the compute,
+so a lesson about the *cost* of communication would show Python dispatch instead. A :class:`Link`
+gives the stand-ins a link of their own. ``Link(alpha, bandwidth).send(x, to)`` has the signature
+of :func:`helpers.comm.copy_to` and plugs into every collective's ``send=`` hook (and
+``CommStats(link.send)`` still counts the bytes). A message of ``n`` bytes
+
+* starts when ``x`` has been written and both ports are free: every device has one *send* port and
+  one *receive* port (full duplex), so messages from different devices to different devices run at
+  once, while two messages from one device (or to one device) queue;
+* holds both ports for ``alpha + n / bandwidth`` seconds of wall time, without using a core
+  (no thread sleeps: a clock thread ends it), while the bytes are copied;
+* then arrives: whatever reads the destination waits until then.
+
+It is an emulation, and says so: the alpha-beta model's link, with nothing of what a real
+interconnect adds (switches shared by several links, NCCL's kernels competing with the compute for
+the GPU, TCP's slow start). The namespaces of notebook 09 stay the real network.
+
+Presets (:func:`preset`) scale the links of :data:`helpers.costmodel.LINKS` to the stand-ins: a
+stand-in computes a step far more slowly than a GPU, so a link as fast as the GPU's would make
+communication look free. A preset keeps the proportion of one step's communication to one step's
+compute that the real link has on a real GPU (:data:`REFERENCE`).
+
+The emulator costs time of its own per message, about 0.1 ms here (three engine operations and two
+Python callbacks): :func:`overhead` measures it, and the notebooks count it into the alpha their model
+uses. Input checks are in :mod:`helpers.checks`.
+"""
+import atexit
+import ctypes
+import heapq
+import itertools
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import mxnet as mx
+from mxnet import nd
+from mxnet.base import _LIB, check_call
+
+from helpers import checks, costmodel
+from helpers.comm import allreduce_naive, copy_to
+from helpers.tracing import WIRE
+
+__all__ = ['Link', 'preset', 'REFERENCE', 'overhead', 'LinkStore']
+
+# The real system whose proportions a preset keeps: d2l's ResNet-18 on Fashion-MNIST, batch 256 on
+# one Tesla V100, 13.2 s per epoch of 60,000 images (d2l-ai/1day-notebooks, notebooks-3,
+# 3-multiple-gpus-gluon, stored output, 2019; notebook 09), i.e. 235 steps; its float32 gradient
+# (11,175,818 trained parameters, notebook 09) is the message.
+REFERENCE = dict(system='ResNet-18, batch 256 per GPU, on Tesla V100 GPUs', step=13.2 / 235,
+                 nbytes=4 * 11_175_818,
+                 source='d2l-ai/1day-notebooks, notebooks-3, 3-multiple-gpus-gluon (2019): 13.2 s per epoch '
+                        'of 60,000 Fashion-MNIST images at batch 256 on one V100; 11,175,818 parameters')
+
+
+# --- The engine side: asynchronous operations from Python -----------------------------------------
+# MXNet's C API pushes a function of ours to the engine as an asynchronous operation
+# (MXEnginePushAsyncND, include/mxnet/c_api.h): it is called when the arrays it reads have been
+# written and those it writes are free, with a completion callback that we may call later, from any
+# thread (ThreadedEngine::OnCompleteStatic, src/engine/threaded_engine.cc; MXNet's own test,
+# tests/cpp/engine/threaded_engine_test.cc, copies the callback the same way). Until it is called,
+# the arrays stay held. `kCPUPrioritized` sends the call to the engine's pool of priority workers, so
+# it does not wait behind the compute queued on a stand-in's own worker (FnProperty,
+# include/mxnet/engine.h: kCPUPrioritized = 3).
+_ASYNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_PRIORITIZED = ctypes.c_int(3)
+
+
+class _Callback(ctypes.Structure):
+    """``engine::CallbackOnComplete`` (include/mxnet/engine.h): a function, the engine, a parameter."""
+    _fields_ = [('fn', ctypes.c_void_p), ('engine', ctypes.c_void_p), ('param', ctypes.c_void_p)]
+
+    @classmethod
+    def copy(cls, address):
+        cb = cls.from_address(address)       # lives on the engine's stack only during the call
+        return cls(cb.fn, cb.engine, cb.param)
+
+    def __call__(self):
+        _DONE(self.fn)(self.engine, self.param, None)
+
+
+class _Clock(threading.Thread):
+    """One thread that ends every message on time: a heap of (deadline, callback)."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name='mxdp-link-clock')
+        self.ready = threading.Condition()
+        self.heap, self.order = [], itertools.count()
+
+    def at(self, deadline, callback):
+        with self.ready:
+            heapq.heappush(self.heap, (deadline, next(self.order), callback))
+            self.ready.notify()
+
+    def run(self):
+        if sys.platform.startswith('linux'):     # wake within microseconds, not Linux's default 50 µs
+            try:
+                ctypes.CDLL(None).prctl(29, 1000, 0, 0, 0)      # PR_SET_TIMERSLACK, in ns
+            except (OSError, AttributeError):
+                pass
+        while True:
+            with self.ready:
+                while not self.heap or self.heap[0][0] > time.perf_counter():
+                    self.ready.wait(self.heap[0][0] - time.perf_counter() if self.heap else None)
+                _, _, callback = heapq.heappop(self.heap)
+            try:
+                callback()
+            except Exception as e:                 # never reached: the callback only enters MXNet
+                print(f'helpers.link: a message could not end: {e!r}', file=sys.stderr)
+
+
+_STATE = {'clock': None, 'pid': None}
+_LOCK = threading.Lock()
+_MESSAGES = {}
+_IDS = itertools.count(1)
+
+
+def _clock():
+    with _LOCK:
+        if _STATE['clock'] is None or _STATE['pid'] != os.getpid():    # a forked child starts its own
+            _STATE['clock'], _STATE['pid'] = _Clock(), os.getpid()
+            _STATE['clock'].start()
+        return _STATE['clock']
+
+
+def _on_wire(run_context, on_complete, key):
+    """A message begins: its input is written and its ports are free. Copy the bytes (CPU arrays),
+    then hold the ports until the message's time is up."""
+    done = _Callback.copy(on_complete)
+    try:
+        start = time.perf_counter()
+        with _LOCK:
+            seconds, dst, src, nbytes, _ = _MESSAGES.pop(key)
+        if nbytes:
+            ctypes.memmove(dst, src, nbytes)             # releases the GIL while it copies
+        _clock().at(max(start + seconds, time.perf_counter()), done)
+    except Exception as e:                 # never leave the engine waiting
+        print(f'helpers.link: {e!r}', file=sys.stderr)
+        done()
+
+
+_WIRE_FN = _ASYNC(_on_wire)                # kept alive: MXNet calls it
+
+
+def _push(key, run_on, reads, writes, name):
+    handles = lambda arrays: (ctypes.c_void_p * len(arrays))(*[a.handle for a in arrays])
+    ctx = (ctypes.c_int * 2)(1, run_on.device_id if run_on.device_type == 'cpu' else 0)   # a CPU context
+    check_call(_LIB.MXEnginePushAsyncND(_WIRE_FN, ctypes.c_void_p(key), None, ctx, handles(reads), len(reads),
+                                        handles(writes), len(writes), ctypes.byref(_PRIORITIZED), 0,
+                                        name.encode(), False))
+
+
+def _address(a):
+    """The address of ``a``'s first element (a CPU array; a view's own first element). MXNet first
+    turns an array in oneDNN's blocked layout back into its default layout, waiting for it."""
+    p = ctypes.c_void_p()
+    check_call(_LIB.MXNDArrayGetData(a.handle, ctypes.byref(p)))
+    return p.value
+
+
+def _drain():
+    """Before the interpreter ends or forks: wait for the messages in flight (their clock is a
+    Python thread, which cannot run once the interpreter is finalizing, or in a forked child)."""
+    if _MESSAGES or (_STATE['clock'] is not None and _STATE['clock'].heap):
+        nd.waitall()
+
+
+atexit.register(_drain)          # registered after MXNet's own: runs before it
+if hasattr(os, 'register_at_fork'):
+    os.register_at_fork(before=_drain)
+
+
+# --- The link -------------------------------------------------------------------------------------
+class Link:
+    """An emulated link between every pair of devices: each message costs ``alpha`` seconds plus its
+    bytes at ``bandwidth`` bytes per second, with one send and one receive port per device
+    (notebook 04). ``link.send`` plugs into every collective's ``send=``."""
+
+    def __init__(self, alpha, bandwidth, name=None):
+        self.alpha, self.bandwidth = checks.link(alpha, bandwidth)
+        self.name = None if name is None else checks.text(name, 'name')
+        self._ports = {}
+
+    def seconds(self, nbytes):
+        """The modelled time of one message of ``nbytes`` bytes: ``alpha + nbytes / bandwidth``."""
+        return self.alpha + checks.number(nbytes, 'nbytes', 0) / self.bandwidth
+
+    def _port(self, device, kind):
+        key = (device.device_type, device.device_id, kind)
+        if key not in self._ports:
+            self._ports[key] = nd.zeros(1, ctx=device)     # only its engine variable is used
+        return self._ports[key]
+
+    def send(self, x, to):
+        """Send ``x`` over the link to ``to``: a device (returns a new array there) or an array,
+        written in place -- :func:`helpers.comm.copy_to`, taking the link's time (notebook 04)."""
+        checks.link_send(x, to)
+        src = x.context
+        out = nd.empty(x.shape, ctx=to, dtype=x.dtype) if isinstance(to, mx.Context) else to
+        nbytes = x.size * np.dtype(x.dtype).itemsize
+        key = next(_IDS)
+        if src.device_type == 'cpu' and out.context.device_type == 'cpu':     # the wire copies
+            message = (nbytes / self.bandwidth + self.alpha, _address(out), _address(x), nbytes, (x, out))
+        else:                                  # a GPU's copy engine copies first, then the wire
+            x.copyto(out)
+            message = (nbytes / self.bandwidth + self.alpha, None, None, 0, (x, out))
+        with _LOCK:
+            _MESSAGES[key] = message
+        _push(key, src, [x], [out, self._port(src, 'send'), self._port(out.context, 'receive')],
+              f'{WIRE} {src}>{out.context}')
+        return out
+
+    def __repr__(self):
+        name = f'{self.name}: ' if self.name else ''
+        return f'Link({name}alpha={self.alpha * 1e3:.3g} ms, bandwidth={self.bandwidth / 1e6:.4g} MB/s)'
+
+
+def preset(name, step, nbytes):
+    """The link ``name`` of :data:`helpers.costmodel.LINKS`, scaled to the stand-ins (notebooks 05,
+    09-12): for a model whose step computes in ``step`` seconds here and sends ``nbytes`` of
+    gradient, a link on which communication takes the same share of the step as it does for
+    :data:`REFERENCE` on real GPUs. The stand-in is ``d = step / REFERENCE['step']`` times slower and
+    its message ``b = nbytes / REFERENCE['nbytes']`` times as large, so alpha is multiplied by ``d``
+    and the bandwidth by ``b / d``: every collective's modelled time is then ``d`` times the real
+    one, at every k."""
+    p = costmodel.link(name)
+    step, nbytes = checks.positive(step, 'step'), checks.positive(nbytes, 'nbytes')
+    slower, larger = step / REFERENCE['step'], nbytes / REFERENCE['nbytes']
+    return Link(p['alpha'] * slower, p['bandwidth'] * larger / slower, name=f'{name}, scaled')
+
+
+def overhead(devices=None, messages=50):
+    """Seconds each message of a collective costs here beyond ``alpha + n / bandwidth``
+    (notebooks 04, 10): the emulator's own work and the stand-ins' dispatch. Measured as
+    ``messages`` one-element messages sent back and forth between two devices over a link of no
+    latency, each added to an array on arrival before the next one leaves, as in a ring's steps. It
+    is the floor of every link's alpha, and the models of the notebooks add it to alpha."""
+    devices = checks.devices([mx.cpu(0), mx.cpu(1)] if devices is None else devices)
+    if len(devices) < 2 or devices[0] == devices[1]:
+        raise ValueError(f'overhead needs two different devices to send between, got {devices}')
+    messages = checks.whole(messages, 'messages', 1, 10_000)
+    link, ends = Link(0.0, 1e15), [nd.zeros(1, ctx=d) for d in devices[:2]]
+
+    def run(n):
+        for i in range(n):
+            mine = ends[(i + 1) % 2]
+            mine += link.send(ends[i % 2], mine.context)
+        nd.waitall()
+
+    run(2)                                               # the ports exist, the clock runs
+    start = time.perf_counter()
+    run(messages)
+    return (time.perf_counter() - start) / messages
+
+
+# --- Gluon's Trainer over the link ----------------------------------------------------------------
+@mx.kv.KVStoreBase.register
+class LinkStore(mx.kv.KVStoreBase):
+    """A KVStore of the series' own (notebooks 06, 10): its ``pushpull`` is the series' allreduce
+    (notebook 04) over a :class:`Link`, so that Gluon's ``Trainer`` sums its gradients over the same
+    emulated link as the hand-written code: ``gluon.Trainer(params, 'sgd', {...},
+    kvstore=LinkStore(link))``. It keeps no weights and no optimizer: each device updates its own
+    copy with the summed gradients (``update_on_kvstore`` is False), as with the ``device`` store
+    and ``update_on_kvstore=False``. Registered with MXNet (``KVStoreBase.register``, the way
+    Horovod plugs in), so ``mx.kv.create('linkstore')`` makes one without a link: plain copies."""
+
+    def __init__(self, link=None, allreduce=allreduce_naive):
+        if link is not None and not isinstance(link, Link):
+            raise TypeError(f'link must be a helpers.link.Link or None, got {type(link).__name__}')
+        self.link = link
+        self.allreduce = checks.function(allreduce, 'allreduce')
+
+    @property
+    def send(self):
+        return copy_to if self.link is None else self.link.send
+
+    def broadcast(self, key, value, out, priority=0):
+        """Copy the first device's initial weights to every device (before training: not over the link)."""
+        for o in out if isinstance(out, (list, tuple)) else [out]:
+            if o is not value:
+                value.copyto(o)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Sum ``value`` (one array per device) over the link, in place; then copy the sums to ``out``,
+        if given. ``priority`` is not used: the engine runs each message when its gradient is written."""
+        values = [value] if isinstance(value, nd.NDArray) else list(value)
+        self.allreduce(values, send=self.send)
+        if out is not None:
+            for v, o in zip(values, out if isinstance(out, (list, tuple)) else [out]):
+                if o is not v:
+                    v.copyto(o)
+
+    @staticmethod
+    def is_capable(capability):
+        """No optimizer on the store: the Trainer updates every device's copy itself."""
+        return False
+
+    def set_optimizer(self, optimizer):
+        raise NotImplementedError('LinkStore keeps no optimizer: create the Trainer with update_on_kvstore=False '
+                                  '(the default for a store that cannot update)')
+
+    @property
+    def type(self):
+        return 'linkstore'
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
