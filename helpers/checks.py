@@ -49,7 +49,7 @@ __all__ = [
     'sends', 'dtype', 'views', 'norm_layer', 'checkpoint', 'scaled_step', 'accumulation', 'updaters', 'memory_cases',
     'shard_bounds', 'spread_runs', 'span_panels', 'seed_runs', 'environment', 'setting_groups',
     # the emulated link (notebooks 04, 05, 09-12)
-    'link', 'link_send']
+    'link', 'link_send', 'sweep_times']
 
 # Upper bounds for numbers that size something before any work is done, so that a typo (10**12 for
 # 12) is refused at once instead of filling the memory or running for ever (tests/test_bad_input.py):
@@ -1312,3 +1312,22 @@ def link_send(x, to):
     if where == x.context:
         raise ValueError(f'to: Link.send sends x from {x.context} to the same device; a link joins two '
                          'different devices (copy within a device with copy_to)')
+
+
+def sweep_times(table, name, sizes):
+    """Seconds per ``(algorithm, k, nbytes)`` of an allreduce sweep (``helpers.plot.allreduce_sweep``,
+    notebook 04): a non-empty dict, every key a (name, whole k >= 1, whole size) triple, every value a
+    number >= 0, and every algorithm and k measured at every one of ``sizes``."""
+    mapping(table, name)
+    if not table:
+        raise ValueError(f'{name} is empty: there is nothing to draw')
+    for key, seconds in table.items():
+        if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], str)):
+            raise TypeError(f'{name} must map (algorithm, k, bytes) to seconds, got the key {_short(key)}')
+        whole(key[1], f'{name} key {key!r}: k', 1, MAX_DEVICES)
+        whole(key[2], f'{name} key {key!r}: bytes', 0)
+        number(seconds, f'{name}[{key!r}]', 0)
+    missing = [(a, k, n) for a, k in {(a, k) for a, k, _ in table} for n in sizes if (a, k, n) not in table]
+    if missing:
+        raise ValueError(f'{name} has no time for {missing[0]}: every algorithm and k needs every size')
+    return table

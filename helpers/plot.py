@@ -25,7 +25,7 @@ from matplotlib_inline import backend_inline
 from helpers import checks
 
 __all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'history_spread', 'timeline', 'timelines',
-           'step_timelines', 'sync_async_seeds', 'large_batch', 'grid_seeds', 'speedups', 'pushpull', 'plt', 'PALETTE',
+           'step_timelines', 'allreduce_sweep', 'sync_async_seeds', 'large_batch', 'grid_seeds', 'speedups', 'pushpull', 'plt', 'PALETTE',
            'LINESTYLES', 'FMTS', 'PHASE_COLORS', 'PHASE_HATCHES', 'FALLBACK_ALT']
 
 # Readable on a projector: labels and ticks no smaller than this many points.
@@ -233,7 +233,7 @@ def history_spread(runs, title=None, figsize=(8, 3.2), alt=None):
 # A timeline's phases: a colour of PALETTE each and, but for the computing phases drawn plain,
 # a hatch pattern, so that the legend and the bars do not rely on colour alone.
 PHASE_COLORS = {'forward': '#0072B2', 'backward': '#D55E00', 'communication': '#CC79A7',
-                'update': '#009E73', 'other': '#0072B2',
+                'update': '#009E73', 'other': '#0072B2', 'wire': '#000000',
                 'copy': '#CC79A7', 'addition': '#882255'}     # an allreduce's parts (notebook 04)
 PHASE_HATCHES = {'backward': '\\\\\\\\', 'communication': '////', 'update': '..', 'copy': '////'}
 
@@ -342,6 +342,47 @@ def step_timelines(panels, figsize=(10, 3.4), alt=None):
         ax.legend(loc='lower right')
     axes[0][0].set_ylabel('steps done')
     fig.tight_layout()
+    show(alt, fig)
+
+
+def _bytes_label(n):
+    return f'{n / 2 ** 20:g} MiB' if n >= 2 ** 20 else f'{n / 2 ** 10:g} KiB' if n >= 2 ** 10 else f'{n} B'
+
+
+def allreduce_sweep(sizes, measured, model, alt=None, figsize=(9, 3.4)):
+    """Allreduce time against bytes per device, one panel per number of devices, measured (points)
+    and modelled (lines) for each algorithm (notebook 04: naive and ring over the emulated link).
+    ``measured`` and ``model`` map ``(algorithm, k, nbytes)`` to seconds."""
+    checks.figure(alt)
+    sizes = checks.counts(sizes, 'sizes', 1)
+    if not sizes:
+        raise ValueError('sizes is empty: give the bytes per device that were measured')
+    checks.sweep_times(measured, 'measured', sizes)
+    checks.sweep_times(model, 'model', sizes)
+    names = sorted({c[0] for c in measured})
+    ks = sorted({c[1] for c in measured})
+    missing = sorted({(a, k) for a, k, _ in measured} - {(a, k) for a, k, _ in model})
+    if missing:
+        raise ValueError(f'model has no time for {missing[0]}, which measured has')
+    fig, axes = plt.subplots(1, len(ks), figsize=figsize, sharey=True, squeeze=False)
+    for ax, k in zip(axes[0], ks):
+        for name, color, marker, style in zip(names, PALETTE, ('o', 's', '^', 'D'), LINESTYLES):
+            ax.plot(sizes, [model[name, k, n] * 1e3 for n in sizes], color=color, linestyle=style,
+                    label=f'{name}, model')
+            ax.plot(sizes, [measured[name, k, n] * 1e3 for n in sizes], marker, color=color, ms=7,
+                    markerfacecolor='white', label=f'{name}, measured')
+        ax.set(xscale='log', yscale='log', title=f'k = {k} devices', xlabel='bytes per device')
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([_bytes_label(n) for n in sizes])
+        ax.minorticks_off()
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel('allreduce (ms)')
+    axes[0][0].legend(fontsize=9)
+    fig.tight_layout()
+    rows = [[name, k, n, measured[name, k, n] * 1e3, model[name, k, n] * 1e3] for name in names for k in ks
+            for n in sizes]
+    fig._numbers = _html_table('the allreduce times drawn, in ms',
+                               ['algorithm', 'devices', 'bytes per device', 'measured (ms)', 'model (ms)'], rows)
     show(alt, fig)
 
 

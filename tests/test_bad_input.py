@@ -374,8 +374,8 @@ ENTRIES = {
         name=Choice(tuple(__import__('helpers.costmodel').costmodel.LINKS)), step=Positive(), nbytes=Positive(),
         names={'name': ('link',)}),
     'helpers.link.overhead': Sweep(
-        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2), devices=Maybe(Devices(minimum=2)),
-        messages=Count(1, 10_000)),
+        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2, rounds=1), devices=Maybe(Devices(minimum=2)),
+        messages=Count(1, 10_000), rounds=Count(1, 1_000)),
     'helpers.link.LinkStore': Sweep(
         lambda: dict(link=None, allreduce=__import__('helpers.comm').comm.allreduce_naive),
         link=Obj((__import__('helpers.link').link.Link,), none=True), allreduce=Callable()),
@@ -712,6 +712,17 @@ ENTRIES = {
                       Bad([], ValueError, 'no span'), Bad({'a': 1}, TypeError, 'a dict')]),
         classify=Maybe(Callable()), alt=Maybe(Text(('',))), title=Maybe(Text(())),
         free={'figsize': FIGSIZE}, names={'spans': ('span',)}),
+    'helpers.plot.allreduce_sweep': Sweep(
+        lambda: dict(sizes=[4, 8], measured={('ring', 2, 4): 0.1, ('ring', 2, 8): 0.2},
+                     model={('ring', 2, 4): 0.1, ('ring', 2, 8): 0.2}, alt='times', figsize=(6, 2)),
+        sizes=Custom([Bad(5, TypeError, 'not a list'), Bad([], ValueError, 'no size'),
+                      Bad([4, 16], ValueError, 'a size not measured')]),
+        measured=Custom([Bad({}, ValueError, 'empty'), Bad({('ring', 2, 4): 0.1}, ValueError, 'a size missing'),
+                         Bad({'ring': 0.1}, TypeError, 'not (algorithm, k, bytes)'), Bad([1], TypeError, 'a list'),
+                         Bad({('ring', 2, 4): -1.0, ('ring', 2, 8): 0.2}, ValueError, 'negative seconds')]),
+        model=Custom([Bad({}, ValueError, 'empty'), Bad({('naive', 2, 4): 0.1, ('naive', 2, 8): 0.1}, ValueError,
+                                                       'another algorithm')]),
+        alt=ALT, free={'figsize': FIGSIZE}),
     'helpers.plot.step_timelines': Sweep(
         lambda: dict(panels={'sync': {'rank 0': [0.0, 1.0, 2.0]}}, figsize=(6, 3),
                      alt='steps'),
@@ -983,6 +994,8 @@ ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **o
     ('copy', 'helpers.comm.copy_to', {}),
     ('link', 'helpers.link.Link', {}),
     ('link_send', 'helpers.comm.copy_to', {}),
+    ('sweep_times', 'helpers.plot.allreduce_sweep', dict(rename={'table': 'measured'}, free={**NAME, 'sizes': POLICY},
+                                                         extra=dict(name='measured', sizes=[4, 8]))),
     ('replica', 'helpers.models.replicate_params', {}),
     ('lenet', 'helpers.models.lenet_scratch', dict(free={'shapes': POLICY},
                                                    extra=dict(shapes=__import__('helpers.models').models.LENET_SHAPES))),
