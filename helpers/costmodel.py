@@ -112,6 +112,7 @@ LINKS = {
     'PCIe 4.0 x16': dict(bandwidth=31.5e9, alpha=10e-6, k_max=8),
     'NVLink 2 (V100)': dict(bandwidth=50e9, alpha=5e-6, k_max=8),
     'NVLink 3 + NVSwitch (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
+    '10 GbE': dict(bandwidth=1.25e9, alpha=50e-6, k_max=1024),
     '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
 }
 LINK_SOURCES = {
@@ -127,6 +128,7 @@ LINK_SOURCES = {
                                   'direction). Every pair of GPUs gets all 300 GB/s per direction only through '
                                   'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get it only '
                                   'within a pair',
+    '10 GbE': 'IEEE 802.3ae-2002: 10 Gb/s MAC data rate = 1.25 GB/s per direction',
     '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
 }
 
