@@ -1,6 +1,8 @@
 """The direction of imports (docs/maintainers.md, "Architecture"): every module of helpers/ belongs to
-one layer of ``helpers.LAYERS`` and imports only from its own layer and the layers below; helpers/
-never imports tools/, tests/ or benchmarks/; the input checks import neither MXNet nor NumPy."""
+one layer of ``helpers.LAYERS`` and imports only from its own layer and the layers below; a package
+of helpers/ (``checks``, ``lessoncheck``) sits in one layer as a whole, and each of its modules keeps
+that direction too; helpers/ never imports tools/, tests/ or benchmarks/; the input checks import
+neither MXNet nor NumPy."""
 import ast
 import os
 import pkgutil
@@ -14,21 +16,56 @@ from conftest import ROOT
 
 LAYER = {m: i for i, (_, modules) in enumerate(helpers.LAYERS.items()) for m in modules}
 NAMES = list(helpers.LAYERS)
-MODULES = sorted(m.name for m in pkgutil.iter_modules(helpers.__path__))
+MODULES = sorted(m.name for m in pkgutil.iter_modules(helpers.__path__))     # modules and packages
+HELPERS = os.path.join(ROOT, 'helpers')
+
+
+def _files():
+    """``{dotted name: path}`` of every module of helpers/, the modules of its packages too
+    (``helpers.lessoncheck.comm``; a package's ``__init__.py`` is the package itself)."""
+    found = {}
+    for folder, dirs, names in os.walk(HELPERS):
+        dirs[:] = sorted(d for d in dirs if os.path.isfile(os.path.join(folder, d, '__init__.py')))
+        for name in sorted(names):
+            if name.endswith('.py'):
+                parts = os.path.relpath(os.path.join(folder, name), ROOT)[:-3].split(os.sep)
+                found['.'.join(parts[:-1] if parts[-1] == '__init__' else parts)] = os.path.join(folder, name)
+    return found
+
+
+FILES = _files()
+INSIDE = sorted(name for name in FILES if name != 'helpers')     # every module below helpers/__init__.py
 
 
 def _imports(module):
-    """Every module named by an import statement anywhere in helpers/<module>.py (nested ones too)."""
-    tree = ast.parse(open(os.path.join(ROOT, 'helpers', module + '.py')).read())
+    """Every module named by an import statement anywhere in ``module`` (a dotted name of FILES;
+    nested imports too), a relative import made absolute."""
+    path = FILES[module]
+    package = module if path.endswith('__init__.py') else module.rpartition('.')[0]
     found = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(open(path).read())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            if node.module == 'helpers':
-                found |= {f'helpers.{a.name}' for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ''
+            if node.level:
+                parts = package.split('.')
+                base = '.'.join(parts[:len(parts) - node.level + 1] + [base] * bool(base))
+            found.add(base)
+            found |= {f'{base}.{a.name}' for a in node.names if f'{base}.{a.name}' in FILES}
     return found
+
+
+def _helpers_module(name):
+    """The module of helpers/ that an import of ``name`` runs (``helpers.checks.whole``: the package
+    ``helpers.checks``), or None outside helpers/."""
+    while name and name not in FILES:
+        name = name.rpartition('.')[0]
+    return name if name and name != 'helpers' else None
+
+
+def _layer(module):
+    return LAYER[module.split('.')[1]]
 
 
 def test_every_module_is_in_exactly_one_layer():
@@ -38,16 +75,15 @@ def test_every_module_is_in_exactly_one_layer():
                                        f'listed but missing: {sorted(set(listed) - set(MODULES))}')
 
 
-@pytest.mark.parametrize('module', MODULES)
+@pytest.mark.parametrize('module', INSIDE)
 def test_a_module_imports_only_its_own_layer_and_below(module):
     for name in _imports(module):
-        top, _, rest = name.partition('.')
-        assert top not in ('tools', 'tests', 'benchmarks'), f'helpers.{module} imports {name}'
-        if top == 'helpers' and rest:
-            dep = rest.split('.')[0]
-            assert LAYER[dep] <= LAYER[module], (
-                f'helpers.{module} ({NAMES[LAYER[module]]}) imports helpers.{dep} ({NAMES[LAYER[dep]]}), '
-                'a layer above it')
+        top = name.partition('.')[0]
+        assert top not in ('tools', 'tests', 'benchmarks'), f'{module} imports {name}'
+        dep = _helpers_module(name)
+        if dep:
+            assert _layer(dep) <= _layer(module), (
+                f'{module} ({NAMES[_layer(module)]}) imports {dep} ({NAMES[_layer(dep)]}), a layer above it')
 
 
 def test_the_input_checks_start_neither_mxnet_nor_numpy():
