@@ -1,8 +1,9 @@
 """The direction of imports (docs/maintainers.md, "Architecture"): every module of helpers/ belongs to
 one layer of ``helpers.LAYERS`` and imports only from its own layer and the layers below; a package
 of helpers/ (``checks``, ``lessoncheck``) sits in one layer as a whole, and each of its modules keeps
-that direction too; helpers/ never imports tools/, tests/ or benchmarks/; the input checks import
-neither MXNet nor NumPy."""
+that direction too; helpers/ never imports tools/, tests/ or benchmarks/, and no import circle runs
+through it; the input checks import neither MXNet nor NumPy; no module is longer than a maintainer
+can hold in mind."""
 import ast
 import os
 import pkgutil
@@ -18,6 +19,7 @@ LAYER = {m: i for i, (_, modules) in enumerate(helpers.LAYERS.items()) for m in 
 NAMES = list(helpers.LAYERS)
 MODULES = sorted(m.name for m in pkgutil.iter_modules(helpers.__path__))     # modules and packages
 HELPERS = os.path.join(ROOT, 'helpers')
+MAX_LINES = 600
 
 
 def _files():
@@ -84,6 +86,34 @@ def test_a_module_imports_only_its_own_layer_and_below(module):
         if dep:
             assert _layer(dep) <= _layer(module), (
                 f'{module} ({NAMES[_layer(module)]}) imports {dep} ({NAMES[_layer(dep)]}), a layer above it')
+
+
+def test_no_import_circle_runs_through_helpers():
+    """A module that needs something of a module that imports it is a knot: the lower one asks the
+    higher through an argument or a hook instead (helpers.checks' GPU count, helpers.devices')."""
+    graph = {m: {d for d in map(_helpers_module, _imports(m)) if d and d != m} for m in INSIDE}
+    circles, done = [], set()
+
+    def visit(module, path):
+        if module in path:
+            circles.append(path[path.index(module):] + [module])
+            return
+        if module in done:
+            return
+        for dep in sorted(graph[module]):
+            visit(dep, path + [module])
+        done.add(module)
+    for module in INSIDE:
+        visit(module, [])
+    assert not circles, 'import circles: ' + '; '.join(' -> '.join(c) for c in circles)
+
+
+@pytest.mark.parametrize('module', sorted(FILES))
+def test_no_module_is_longer_than_a_maintainer_can_hold(module):
+    with open(FILES[module]) as f:
+        lines = sum(1 for _ in f)
+    assert lines <= MAX_LINES, (f'{os.path.relpath(FILES[module], ROOT)} has {lines} lines (at most {MAX_LINES}): '
+                                'split it by concern, as helpers/checks/ and helpers/lessoncheck/ are')
 
 
 def test_the_input_checks_start_neither_mxnet_nor_numpy():
