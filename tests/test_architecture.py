@@ -3,10 +3,12 @@ one layer of ``helpers.LAYERS`` and imports only from its own layer and the laye
 of helpers/ (``checks``, ``lessoncheck``) sits in one layer as a whole, and each of its modules keeps
 that direction too; helpers/ never imports tools/, tests/ or benchmarks/, and no import circle runs
 through it; the input checks import neither MXNet nor NumPy; no module is longer than a maintainer
-can hold in mind."""
+can hold in mind; a lesson's laws and check, and a helper's guard, are where docs/maintainers.md
+says."""
 import ast
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 
@@ -114,6 +116,40 @@ def test_no_module_is_longer_than_a_maintainer_can_hold(module):
         lines = sum(1 for _ in f)
     assert lines <= MAX_LINES, (f'{os.path.relpath(FILES[module], ROOT)} has {lines} lines (at most {MAX_LINES}): '
                                 'split it by concern, as helpers/checks/ and helpers/lessoncheck/ are')
+
+
+CHECK_ROOMS = ['_kinds'] + ['_' + layer.replace(' ', '_') for layer in helpers.LAYERS]
+
+
+def test_the_guards_live_with_the_kinds_or_in_the_module_of_their_helpers_layer():
+    """helpers/checks/: the policy's kinds of value in _kinds.py, then one module per layer of
+    helpers.LAYERS, each using only the kinds and the guards of its own layer and the layers below."""
+    found = sorted(m.name for m in pkgutil.iter_modules([os.path.join(HELPERS, 'checks')]))
+    assert found == sorted(CHECK_ROOMS), f'helpers/checks/ holds {found}, expected {CHECK_ROOMS}'
+    for i, room in enumerate(CHECK_ROOMS):
+        for dep in filter(None, map(_helpers_module, _imports(f'helpers.checks.{room}'))):
+            assert dep.rpartition('.')[0] == 'helpers.checks' and CHECK_ROOMS.index(dep.rpartition('.')[2]) <= i, (
+                f'helpers.checks.{room} imports {dep}: only _kinds and the guards of its layer and below')
+
+
+def test_each_lessons_laws_and_check_live_in_the_room_of_its_module():
+    """helpers/lessoncheck/: the laws and the check of lesson helpers.<module>.<name> are in
+    helpers/lessoncheck/<module>.py, one file to open for a lesson's check."""
+    from helpers.lessoncheck import CHECKS
+    for qualname, check in CHECKS.items():
+        room = 'helpers.lessoncheck.' + qualname.split('.')[1]
+        where = {check.laws.__module__} | {law.test.__module__ for law in check.laws()}
+        assert where == {room}, f'the check of {qualname} and its laws are in {sorted(where)}, not {room}'
+
+
+def test_the_maintainers_guide_lists_every_module_in_its_layer():
+    rows = {}
+    for line in open(os.path.join(ROOT, 'docs', 'maintainers.md')):
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if line.startswith('| ') and len(cells) == 3 and cells[0].split(' (')[0] in helpers.LAYERS:
+            rows[cells[0].split(' (')[0]] = re.findall(r'`(\w+)`', cells[1])
+    assert rows == {layer: list(modules) for layer, modules in helpers.LAYERS.items()}, (
+        "docs/maintainers.md's table of layers differs from helpers.LAYERS")
 
 
 def test_the_input_checks_start_neither_mxnet_nor_numpy():
