@@ -30,13 +30,16 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
 - ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-12
 
-Import the modules you need, e.g. ``from helpers import devices, data``.
+``checks`` and ``lessoncheck`` are packages, each one namespace over a module per concern: the
+guards by layer, the laws and checks by lesson module (docs/maintainers.md, "Architecture"). Import
+the modules you need, e.g. ``from helpers import devices, data``.
 """
 
 # The layers of helpers/, bottom up (docs/maintainers.md, "Architecture"). A module may import
-# modules of its own layer and of the layers below it, never above; tests/test_architecture.py
-# enforces it, and fails for a module that is in no layer. tools/, tests/, benchmarks/ and the
-# notebooks sit above all of them; nothing in helpers/ imports them.
+# modules of its own layer and of the layers below it, never above; a package (checks, lessoncheck)
+# sits in one layer, its modules with it. tests/test_architecture.py enforces it, and fails for a
+# module that is in no layer. tools/, tests/, benchmarks/ and the notebooks sit above all of them;
+# nothing in helpers/ imports them.
 LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing', 'tracing', 'memory',
                        'plot', 'source', 'netns'],

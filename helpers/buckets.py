@@ -73,9 +73,10 @@ def overlap(spans, classify=tracing.phase):
 
     The backward pass runs from its first operator's start to its last one's end, on any device;
     communication is every operator that ``classify`` calls ``'communication'`` or ``'wire'`` (a
-    message on an emulated link, :mod:`helpers.link`) and that starts after the backward pass has begun (so the shard copies before a forward pass do not count).
-    Times are of the union over all devices: two copies at once count once. Returns an
-    :class:`Overlap`; ``hidden / communication`` is the fraction hidden behind the backward pass.
+    message on an emulated link, :mod:`helpers.link`) and that starts after the backward pass has
+    begun (so the shard copies before a forward pass do not count). Times are of the union over all
+    devices: two copies at once count once. Returns an :class:`Overlap`; ``hidden / communication``
+    is the fraction hidden behind the backward pass.
     """
     spans, classify = [tracing.Span(*s) for s in checks.spans(spans)], checks.function(classify, 'classify')
     phases = [(classify(s.name), s) for s in spans]
@@ -83,7 +84,8 @@ def overlap(spans, classify=tracing.phase):
     if not backward:
         raise ValueError('the trace has no backward operator: trace the backward pass and what follows it')
     begin, end = min(s.start for s in backward), max(s.end for s in backward)
-    comm = _union((s.start, s.end) for p, s in phases if p in ('communication', 'wire') and s.start >= begin)
+    comm = _union((s.start, s.end) for p, s in phases
+                  if p in ('communication', 'wire') and s.start >= begin)
     total = sum(e - b for b, e in comm)
     hidden = sum(max(0.0, min(e, end) - max(b, begin)) for b, e in comm)
     return Overlap(end - begin, total, hidden, max(s.end for s in spans) - end)

@@ -113,6 +113,7 @@ LINKS = {
     'NVLink 2 (V100)': dict(bandwidth=50e9, alpha=5e-6, k_max=8),
     'NVLink 3 + NVSwitch (A100)': dict(bandwidth=300e9, alpha=5e-6, k_max=8),
     '10 GbE': dict(bandwidth=1.25e9, alpha=50e-6, k_max=1024),
+    '25 GbE': dict(bandwidth=3.125e9, alpha=50e-6, k_max=1024),
     '100 GbE': dict(bandwidth=12.5e9, alpha=50e-6, k_max=1024),
 }
 LINK_SOURCES = {
@@ -129,6 +130,7 @@ LINK_SOURCES = {
                                   'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get it only '
                                   'within a pair',
     '10 GbE': 'IEEE 802.3ae-2002: 10 Gb/s MAC data rate = 1.25 GB/s per direction',
+    '25 GbE': 'IEEE 802.3by-2016: 25 Gb/s MAC data rate = 3.125 GB/s per direction',
     '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
 }
 

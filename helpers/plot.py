@@ -25,7 +25,8 @@ from matplotlib_inline import backend_inline
 from helpers import checks
 
 __all__ = ['use_png', 'slide_fonts', 'show', 'plot', 'history', 'history_spread', 'timeline', 'timelines',
-           'step_timelines', 'allreduce_sweep', 'sync_async_seeds', 'large_batch', 'grid_seeds', 'speedups', 'pushpull', 'plt', 'PALETTE',
+           'step_timelines', 'allreduce_sweep',
+           'sync_async_seeds', 'large_batch', 'grid_seeds', 'speedups', 'pushpull', 'plt', 'PALETTE',
            'LINESTYLES', 'FMTS', 'PHASE_COLORS', 'PHASE_HATCHES', 'FALLBACK_ALT']
 
 # Readable on a projector: labels and ticks no smaller than this many points.

@@ -4,7 +4,7 @@ them under a time bound, a memory bound, and guards that no process is started a
 
 A kind's :meth:`Kind.bad` draws a :class:`Bad`: a value and the error the policy of
 ``helpers.checks`` demands for it -- ``TypeError`` for a value of the wrong type, ``ValueError`` for
-a value of the right type that is not allowed (docs: helpers/checks.py). Every value a kind draws
+a value of the right type that is not allowed (docs: helpers/checks/__init__.py). Every value a kind draws
 is wrong *by construction*: a helper that returns normally has accepted a bad value (a silent wrong
 answer), never the sweep being too strict.
 """

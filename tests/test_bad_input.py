@@ -1,6 +1,6 @@
 """Bad input, swept (issue 22): every public callable of helpers/ is fed wrong types and wrong values,
 drawn by Hypothesis, one argument at a time, from a valid call. Each must end in a clear error --
-``TypeError`` for a wrong type, ``ValueError`` for a wrong value (helpers/checks.py's policy), its
+``TypeError`` for a wrong type, ``ValueError`` for a wrong value (the policy of helpers.checks), its
 message naming the argument -- within a time bound (no hang), within a memory bound (no unbounded
 allocation), without starting a process or sending a signal, and never by returning (no silent
 wrong answer).
