@@ -234,33 +234,49 @@ def preset(name, step, nbytes):
     return Link(p['alpha'] * slower, p['bandwidth'] * larger / slower, name=f'{name}, scaled')
 
 
-def overhead(devices=None, messages=20, rounds=5):
+def overhead(devices=None, messages=20, rounds=5, allreduce=None):
     """Seconds each message of a collective costs here beyond ``alpha + n / bandwidth``
-    (notebooks 04, 10): the emulator's own work and the stand-ins' dispatch. Measured as
-    ``messages`` one-element messages sent back and forth between two devices over a link of no
-    latency, each added to an array on arrival before the next one leaves, as in a ring's steps;
-    the fastest of ``rounds`` rounds, per message (a busy machine only adds to it). It is the floor
-    of every link's alpha, and the models of the notebooks add it to alpha."""
+    (notebooks 04, 10): the emulator's own work and the stand-ins' dispatch, the fastest of
+    ``rounds`` rounds (a busy machine only adds to it). It is the floor of every link's alpha, and
+    the models of the notebooks add it to alpha.
+
+    Without ``allreduce``: ``messages`` one-element messages sent back and forth between the first
+    two ``devices`` over a link of no latency, each added to an array on arrival before the next one
+    leaves, per message. With ``allreduce`` (e.g. ``allreduce_ring``): the seconds per step of
+    that allreduce of one element per device on all ``devices``, one step being one of the
+    ``2 (k - 1)`` rounds of messages of notebook 04's model, ``messages`` allreduces in a row; this
+    counts what one Python thread spends issuing each step's messages too."""
     devices = checks.devices([mx.cpu(0), mx.cpu(1)] if devices is None else devices)
-    if len(devices) < 2 or devices[0] == devices[1]:
-        raise ValueError(f'overhead needs two different devices to send between, got {devices}')
+    if len(devices) < 2:
+        raise ValueError(f'overhead needs at least two devices to send between, got {devices}')
     messages = checks.whole(messages, 'messages', 1, 10_000)
     rounds = checks.whole(rounds, 'rounds', 1, 1_000)
-    link, ends = Link(0.0, 1e15), [nd.zeros(1, ctx=d) for d in devices[:2]]
+    link = Link(0.0, 1e15)
+    if allreduce is None:
+        ends = [nd.zeros(1, ctx=d) for d in devices[:2]]
 
-    def run(n):
-        for i in range(n):
-            mine = ends[(i + 1) % 2]
-            mine += link.send(ends[i % 2], mine.context)
-        nd.waitall()
+        def run(n):
+            for i in range(n):
+                mine = ends[(i + 1) % 2]
+                mine += link.send(ends[i % 2], mine.context)
+            nd.waitall()
+        per = 1
+    else:
+        checks.function(allreduce, 'allreduce')
+        arrays = [nd.zeros(len(devices), ctx=d) for d in devices]
 
+        def run(n):
+            for _ in range(n):
+                allreduce(arrays, send=link.send)
+            nd.waitall()
+        per = 2 * (len(devices) - 1)
     run(2)                                               # the ports exist, the clock runs
     best = float('inf')
     for _ in range(rounds):
         start = time.perf_counter()
         run(messages)
         best = min(best, time.perf_counter() - start)
-    return best / messages
+    return best / messages / per
 
 
 # --- Gluon's Trainer over the link ----------------------------------------------------------------

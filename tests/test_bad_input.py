@@ -374,8 +374,9 @@ ENTRIES = {
         name=Choice(tuple(__import__('helpers.costmodel').costmodel.LINKS)), step=Positive(), nbytes=Positive(),
         names={'name': ('link',)}),
     'helpers.link.overhead': Sweep(
-        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2, rounds=1), devices=Maybe(Devices(minimum=2)),
-        messages=Count(1, 10_000), rounds=Count(1, 1_000)),
+        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2, rounds=1, allreduce=None),
+        devices=Maybe(Devices(minimum=2)), messages=Count(1, 10_000), rounds=Count(1, 1_000),
+        allreduce=Maybe(Callable())),
     'helpers.link.LinkStore': Sweep(
         lambda: dict(link=None, allreduce=__import__('helpers.comm').comm.allreduce_naive),
         link=Obj((__import__('helpers.link').link.Link,), none=True), allreduce=Callable()),

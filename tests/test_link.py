@@ -161,6 +161,8 @@ def test_a_preset_keeps_the_reference_systems_share_of_communication(name):
 def test_the_emulators_own_cost_per_message_is_measured():
     floor = overhead(messages=20)
     assert 0 < floor < 0.05
+    per_step = overhead(CPU[:4], messages=3, rounds=2, allreduce=allreduce_ring)
+    assert 0 < per_step < 0.2
 
 
 def _train(store, devices, steps=3):
