@@ -64,10 +64,15 @@ DROPPED_TAGS = {nbtools.NAV, nbtools.NOTES}     # navigation cells, speaker note
 
 
 def _dropdown(nb):
-    """Wrap every aside of ``nb`` in a closed ``<details>`` whose summary is the aside's heading."""
+    """Wrap every aside of ``nb`` in a closed ``<details>`` whose summary is the aside's heading.
+    The heading has a cell of its own (for JupyterLab, :func:`tools.nb.heading_alone`): the markdown
+    cell after it joins it, so that the dropdown's text starts in the cell that opens it."""
     for first, last in reversed(nbtools.asides(nb)):
         head = nb.cells[first]
         title, _, rest = head.source.lstrip('\n').partition('\n')
+        if not rest.strip() and first < last and nb.cells[first + 1].cell_type == 'markdown':
+            rest = nb.cells.pop(first + 1).source
+            last -= 1
         summary = html.escape(re.sub(r'^#+\s*', '', title).strip())
         head.source = f'<details class="aside">\n<summary>{summary}</summary>\n\n{rest.strip()}'
         nb.cells.insert(last + 1, nbformat.v4.new_markdown_cell('</details>'))
