@@ -19,7 +19,8 @@ import time
 import pytest
 
 from conftest import ROOT
-from test_browser import NUMBERED, Traffic, _deck, _make, _open_deck, _shoot, browser, showcase  # noqa: F401
+from test_browser import (SLIDE_ORDER, NUMBERED, Traffic, _deck, _make, _open_deck, _shoot, browser,  # noqa: F401
+                          showcase)
 
 from tools import alt_text
 from tools.web import assets
@@ -168,7 +169,7 @@ FOCUS = """() => { const e = document.activeElement; if (!e || e === document.bo
     const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
     return {tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || '').trim().slice(0, 40),
             visible: r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight
-                     && r.left < innerWidth && e.checkVisibility({visibilityProperty: true}),
+                     && r.left < innerWidth && e.checkVisibility({visibilityProperty: true, opacityProperty: true}),
             ring: ring, inMain: !!e.closest('main')}; }"""
 
 
@@ -308,6 +309,117 @@ def test_a_deck_with_the_keyboard_alone(browser, decks):      # noqa: F811
     assert page.evaluate('() => document.activeElement.scrollTop') > 0, 'the down arrow did not scroll the output'
     assert [page.evaluate('() => Reveal.getIndices()')[k] or 0 for k in 'hv'] == found
     context.close()
+
+
+# Every Tab stop of the page while the slide on screen is shown: what the browser's sequential focus
+# navigation reaches (tabIndex >= 0, not disabled, not inert, not display: none or visibility:
+# hidden), those that are not on screen -- transparent (opacity 0, as reveal.js leaves the slides
+# next to the one shown) or on another slide -- listed. {stops, away: [description]}.
+TAB_STOPS = """() => {
+    const current = Reveal.getCurrentSlide(), slides = document.querySelector('.reveal .slides');
+    const stops = [...document.body.querySelectorAll('*')].filter(e => e.tabIndex >= 0 && !e.disabled
+        && !e.closest('[inert]') && e.checkVisibility({visibilityProperty: true}));
+    const away = stops.filter(e => !(e.checkVisibility({visibilityProperty: true, opacityProperty: true})
+                                     && (current.contains(e) || !slides.contains(e))));
+    return {stops: stops.length, away: away.map(e => e.tagName.toLowerCase()
+        + [...e.classList].slice(0, 2).map(c => '.' + c).join('') + ' on ' + (e.closest('section')
+        ? (() => { const {h, v} = Reveal.getIndices(e.closest('section')); return `#/${h}/${v || 0}`; })() : '?'))};
+}"""
+
+
+def test_tab_reaches_only_what_is_on_screen_on_every_slide_of_every_deck(browser, decks):      # noqa: F811
+    """WCAG 2.4.3 (focus order) and 2.4.7 (focus visible): on every slide of every deck, every Tab stop
+    is on the slide on screen or among the deck's own controls, and visible -- opacity included:
+    reveal.js keeps the neighbouring slides in the page at opacity 0, and Tab used to walk into
+    their code boxes, outputs and formulas (172 of deck 04's 293 stops) with nothing seen to take
+    the focus. Then, in deck 04, the keys themselves: a full round of Tab from a slide with code
+    stays on what is shown, each stop opaque and outlined, the deck's arrows too (screenshot
+    after five Tabs)."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    page = context.new_page()
+    away, slides = {}, 0
+    for path in NUMBERED:
+        stem = os.path.basename(path)[:-len('.ipynb')]
+        _open_deck(page, path)
+        page.evaluate("() => Reveal.configure({transition: 'none'})")
+        # no CSS transition: each slide is checked as it is once shown (the controls fade in)
+        page.add_style_tag(content='*, *::before, *::after { transition: none !important; }')
+        for h, v in page.evaluate(SLIDE_ORDER):
+            page.evaluate('([h, v]) => Reveal.slide(h, v)', [h, v])
+            found = page.evaluate(TAB_STOPS)
+            slides += 1
+            if found['away']:
+                away[f'{stem[:2]} #/{h}/{v}'] = f"{len(found['away'])} of {found['stops']}: {found['away'][:3]}"
+    print(f'Tab stops checked on {slides} slides')
+    assert not away, f'Tab stops off screen on {len(away)} slides:\n' + '\n'.join(f'{k}: {w}' for k, w in away.items())
+
+    path = next(p for p in NUMBERED if os.path.basename(p).startswith('04-'))
+    _open_deck(page, path)
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    page.add_style_tag(content='*, *::before, *::after { transition: none !important; }')
+    h, v = page.evaluate("""() => { const s = Reveal.getSlides().find(s => s.querySelector('.jp-CodeCell')
+        && !s.querySelector('.fragment')); const i = Reveal.getIndices(s); Reveal.slide(i.h, i.v);
+        return [i.h, i.v || 0]; }""")
+    stops = []
+    for n in range(60):                     # round the page once: back at the skip link, or off the page
+        page.keyboard.press('Tab')
+        stop = page.evaluate("""() => { const e = document.activeElement;
+            if (!e || e === document.body) return null;
+            const s = getComputedStyle(e);
+            return {id: e.id, what: e.tagName + '.' + e.className, shown: e.checkVisibility({opacityProperty: true,
+                    visibilityProperty: true}) && parseFloat(s.opacity) >= 0.9, here: Reveal.getCurrentSlide().contains(e)
+                    || !document.querySelector('.reveal .slides').contains(e),
+                    ring: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2}; }""")
+        if n == 4:
+            _shoot(page, 'a11y-deck-five-tabs.png')
+        if stop is None or (stops and stop['id'] == 'skip-to-slide'):
+            break
+        stops.append(stop)
+    assert page.evaluate('() => [Reveal.getIndices().h, Reveal.getIndices().v || 0]') == [h, v], 'Tab changed the slide'
+    wrong = [s for s in stops if not (s['shown'] and s['here'] and s['ring'])]
+    assert len(stops) >= 3 and not wrong, f'deck 04, #/{h}/{v}: Tab stops not on screen, faded or without an ' \
+        f'outline: {wrong} (of {len(stops)})'
+    context.close()
+
+
+def test_the_speaker_view_names_its_previews_and_its_timer_reset_is_a_button(browser, decks):    # noqa: F811
+    """The speaker view (S in a deck; reveal.js's notes plugin, fixed in tools/web/assets.py): its two
+    slide previews are iframes named by a title (WCAG 4.1.2), the timer's reset is a button that Tab
+    reaches and Enter presses (2.1.1), and axe finds nothing in it."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    traffic = Traffic(context)
+    page = context.new_page()
+    path = next((p for p in NUMBERED if '"notes"' in open(p).read()), showcase())
+    _open_deck(page, path)
+    with page.expect_popup() as popup:
+        page.keyboard.press('s')
+    view = popup.value
+    view.wait_for_function("() => document.querySelectorAll('iframe').length === 2 && "
+                           "!document.getElementById('connection-status') || "
+                           "getComputedStyle(document.getElementById('connection-status')).display === 'none'")
+    frames = view.evaluate("() => [...document.querySelectorAll('iframe')].map(f => f.title)")
+    assert len(frames) == 2 and all(frames), f'speaker view iframes without a title: {frames}'
+    reset = view.locator('.speaker-controls-time .reset-button')
+    assert reset.evaluate('b => b.tagName') == 'BUTTON', 'the timer reset is not a button'
+    seconds = "() => document.querySelector('.speaker-controls-time .timer .seconds-value').textContent"
+    view.wait_for_function(f"() => ({seconds})() !== ':00'", timeout=5_000)        # the timer runs
+    for _ in range(10):
+        view.keyboard.press('Tab')
+        if view.evaluate("() => document.activeElement.classList.contains('reset-button')"):
+            break
+    assert view.evaluate("() => document.activeElement.classList.contains('reset-button')"), 'Tab does not reach reset'
+    assert reset.evaluate("b => getComputedStyle(b).opacity") == '1', 'the reset button is not shown with the focus'
+    _shoot(view, 'a11y-speaker-view.png')
+    view.keyboard.press('Enter')
+    view.wait_for_function(f"() => ({seconds})() === ':00'", timeout=900)           # Enter reset it
+    _axe(view)
+    found = Violations('speaker view')
+    found.add('speaker view', view.evaluate(AXE, [None, TAGS]))
+    found.report(0)
+    assert not found.found, dict(found.found)
+    view.close()
+    context.close()
+    traffic.check()
 
 
 # --- figures: their text alternative, wherever they go ----------------------------------------------

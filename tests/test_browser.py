@@ -489,6 +489,40 @@ def test_right_arrow_space_and_pagedown_walk_every_slide(context, slides_built):
     page.wait_for_function('h => Reveal.getIndices().h === h && Reveal.getIndices().v === 0', arg=h, timeout=5_000)
 
 
+# [[h, v], ...] of every slide of the deck, in order
+SLIDE_ORDER = "() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s); return [i.h, i.v || 0]; })"
+
+
+def test_home_end_and_next_keys_walk_every_slide_in_order(context, slides_built):
+    """Home goes to the first slide and End to the last, and from Home the "next" keys visit every
+    slide in order, none skipped: reveal.js resumed a stack of sub-slides where it was last left,
+    so Home landed on the title's second sub-slide and the next Space skipped slides."""
+    page = context.new_page()
+    path = next((p for p in NUMBERED if os.path.basename(p).startswith('04-')), showcase())
+    _open_deck(page, path)
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    order = page.evaluate(SLIDE_ORDER)
+    where = lambda: [page.evaluate('() => Reveal.getIndices()')[k] or 0 for k in 'hv']    # noqa: E731
+    page.locator('.reveal').click(position={'x': 5, 'y': 5})    # keys go to the deck (not a link)
+    for _ in range(min(6, len(order) - 1)):                      # into the deck, leaving stacks midway
+        page.keyboard.press('Space')
+    page.keyboard.press('Home')
+    assert where() == order[0], f'Home went to {where()}, not the first slide {order[0]}'
+    visited = [where()]
+    for key in ['Space', 'ArrowRight', 'PageDown', 'ArrowDown'] * len(order):
+        if len(visited) == len(order):
+            break
+        page.keyboard.press(key)
+        if where() != visited[-1]:             # (a press may show a fragment instead)
+            visited.append(where())
+    assert visited == order, f'the next keys from Home visited {visited}, the deck is {order}'
+    page.keyboard.press('Home')
+    page.keyboard.press('End')
+    assert where() == order[-1], f'End went to {where()}, not the last slide {order[-1]}'
+    page.keyboard.press('ArrowLeft')
+    assert where() == order[-2]
+
+
 FIT = r"""() => {
     const H = Reveal.getConfig().height, out = {stuck: [], cut: [], wrapped: [], midword: [], cramped: [], small: []};
     const wordBreaks = pre => {       // line breaks between two letters or digits
