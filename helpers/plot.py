@@ -133,6 +133,32 @@ def _table(fig):
 # How a text alternative that nobody wrote starts (tests/test_alt_text.py fails on it).
 FALLBACK_ALT = 'Figure without a written description: '
 
+# Text a reader can read where the figure is smallest (docs/accessibility.md): the book shows a
+# figure in its column, BOOK_COLUMN_PX CSS px wide at a 1280-px window (790 at 1920, 755 at 1024),
+# scaled down to it when the PNG is wider. There the figure's smallest text must still be at least
+# MIN_SHOWN_TEXT_PX px: smallest font (pt) x dpi / 72 x min(1, BOOK_COLUMN_PX / PNG width). At the
+# series' 10 pt (the rcParams above) and matplotlib-inline's 100 dpi, a figure at most 1,060 px wide.
+# `show` stores the numbers in the output's metadata (SIZE_KEY); tests/test_figure_rules.py checks them.
+BOOK_COLUMN_PX = 688
+MIN_SHOWN_TEXT_PX = 9
+SIZE_KEY = 'helpers.plot'
+
+
+def text_size(fig, png):
+    """``{'width_px', 'smallest_pt', 'shown_px'}`` of a figure and its PNG (``print_figure``'s bytes):
+    the PNG's width, the smallest font of any text drawn (titles, labels, ticks, legends, annotations),
+    and that font's height in CSS px where the book shows the figure (:data:`BOOK_COLUMN_PX`)."""
+    import struct
+    from matplotlib.text import Text
+    width, _ = struct.unpack('>II', png[16:24])
+    fig.canvas.draw()                       # tick labels exist once drawn
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure() is fig]
+    smallest = min(sizes) if sizes else None
+    dpi = fig.dpi if plt.rcParams['savefig.dpi'] == 'figure' else plt.rcParams['savefig.dpi']
+    shown = None if smallest is None else smallest * dpi / 72 * min(1.0, BOOK_COLUMN_PX / width)
+    return {'width_px': width, 'smallest_pt': smallest, 'shown_px': None if shown is None else round(shown, 2)}
+
 
 def show(alt=None, fig=None):
     """Show ``fig`` (default: the current figure) with the text alternative ``alt`` and, for a plot of
@@ -155,13 +181,15 @@ def show(alt=None, fig=None):
         return
     import base64
     from IPython.core.pylabtools import print_figure
-    png = base64.b64encode(print_figure(fig, 'png', bbox_inches='tight')).decode('ascii')
+    raw = print_figure(fig, 'png', bbox_inches='tight')
+    png = base64.b64encode(raw).decode('ascii')
     table = _table(fig)
+    size = text_size(fig, raw)
     page = f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{png}">'
     if table:
         page += f'<details><summary>The numbers in this figure</summary>{table}</details>'
     plt.close(fig)
-    display({'image/png': png, 'text/html': page, 'text/plain': alt}, raw=True)
+    display({'image/png': png, 'text/html': page, 'text/plain': alt}, metadata={SIZE_KEY: size}, raw=True)
 
 
 def plot(*args, alt=None, **kwargs):
@@ -269,7 +297,7 @@ def _span_table(panels, caption='the operators of each device, by phase'):
     return _html_table(caption, head, rows)
 
 
-def timeline(spans, classify=None, title=None, figsize=(9, 2.6), alt=None):
+def timeline(spans, classify=None, title=None, figsize=(8, 2.6), alt=None):
     """One lane per device, one bar per operator the engine ran (``helpers.tracing.trace``);
     colours (and hatch patterns) by ``classify(name)`` (e.g. ``helpers.tracing.phase``), else one
     colour (notebooks 01, 04)."""
@@ -307,7 +335,7 @@ def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
         checks.function(classify, 'classify')
     min_width = checks.number(min_width, 'min_width', 0)
     lanes = max(len({s.device for s in spans}) for spans in panels.values())
-    figsize = figsize or (9, 0.8 + len(panels) * (0.5 + 0.4 * lanes))
+    figsize = figsize or (8, 0.8 + len(panels) * (0.5 + 0.4 * lanes))     # legend beside: under 1,060 px
     fig, axes = plt.subplots(len(panels), 1, figsize=figsize, sharex=True, squeeze=False)
     for ax, (title, spans) in zip(axes[:, 0], panels.items()):
         devices = sorted({s.device for s in spans})
@@ -317,8 +345,14 @@ def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
         ax.set_ylim(len(devices) - 0.4, -0.6)
         ax.set_title(title, loc='left')
     axes[-1, 0].set_xlabel('time (ms)')
-    if classify:
-        fig.legend(loc='upper left', bbox_to_anchor=(1.0, 0.95), frameon=False)   # beside, off the data
+    if classify:           # one entry per phase (each panel has its own bars of it), beside, off the data
+        entries = {}
+        for ax in axes[:, 0]:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(label, handle)
+        order = sorted(entries, key=lambda k: (list(PHASE_COLORS).index(k) if k in PHASE_COLORS else len(PHASE_COLORS),
+                                               k))
+        fig.legend([entries[k] for k in order], order, loc='upper left', bbox_to_anchor=(1.0, 0.95), frameon=False)
     fig.tight_layout()
     fig._numbers = _span_table({title: (spans, classify) for title, spans in panels.items()})
     show(alt, fig)

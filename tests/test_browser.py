@@ -8,7 +8,9 @@ Screenshots go to build/screenshots/ (their paths are printed at the end of the 
 a test cannot tell a pretty slide from an ugly one. Skipped, saying why, where Chromium is not
 installed (`make chromium` installs Debian's package when run as root with apt) or where the slides
 and the book cannot fetch their pinned assets (npm missing and never fetched)."""
+import base64
 import glob
+import io
 import json
 import os
 import re
@@ -386,6 +388,42 @@ def test_jupyterlab_opens_every_aside_closed_under_its_heading(context, tmp_path
     assert asides >= len(paths), f'{asides} asides in {len(paths)} notebooks'
     assert not problems, f'asides not closed in JupyterLab ({len(problems)} of {asides}):\n' + '\n'.join(problems)
     assert all(open(p, 'rb').read() == before for p, before in befores.items()), 'the test changed a notebook'
+
+
+def test_jupyterlab_shows_the_replay_still_until_the_reader_plays_it(context, tmp_path):
+    """WCAG 2.2.2 (pause, stop, hide) where the reader meets notebook 04's replay: in JupyterLab (its
+    HTML sanitizer keeps <details>, and removes <picture>) a fresh `Replay.animation()` shows one
+    still image; "Play the replay" shows the animated PNG, which plays once; closed, it is gone.
+    (tests/test_replay.py checks the same page in plain Chromium, with reduced motion too.)"""
+    from PIL import Image
+    from helpers import replay
+    page_html = replay.reference('allreduce_ring', 4, 10).animation()._repr_mimebundle_()
+    cell = nbformat.v4.new_code_cell("display(ring.animation())")
+    cell.outputs = [nbformat.v4.new_output('display_data', data=page_html)]
+    probe = os.path.join(ROOT, 'build', 'lab-probe', 'replay-probe.ipynb')
+    os.makedirs(os.path.dirname(probe), exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell('# Replay'), cell],
+                                            metadata={'kernelspec': dict(KERNELSPEC)}), probe)
+    traffic = Traffic(context)
+    page = context.new_page()
+
+    def shown():
+        sources = page.evaluate("[...document.querySelectorAll('.jp-OutputArea-output figure.replay img')]"
+                                ".filter(img => img.checkVisibility()).map(img => img.currentSrc || img.src)")
+        frames = [Image.open(io.BytesIO(base64.b64decode(src.split(',', 1)[1]))) for src in sources]
+        return [getattr(f, 'n_frames', 1) for f in frames]
+    with lab_server(tmp_path / 'lab.log', env=_lab_env(tmp_path, all_cells=False)) as (base, log):
+        panel = _lab_open(page, base, os.path.relpath(probe, ROOT))
+        page.locator(f'{panel} figure.replay img').first.wait_for()
+        assert shown() == [1], f'JupyterLab shows {shown()} (frames of each image shown), not one still image'
+        page.locator(f'{panel} figure.replay details.replay-play > summary').click()
+        page.wait_for_function("[...document.querySelectorAll('figure.replay img')].every(i => i.complete)")
+        played = shown()
+        assert played[0] == 1 and len(played) == 2 and played[1] > 1, f'Play showed {played}'
+        page.locator(f'{panel} figure.replay details.replay-play > summary').click()
+        assert shown() == [1]
+        page.close()
+    traffic.check()
 
 
 # --- slides -------------------------------------------------------------------------------------
