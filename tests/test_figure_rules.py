@@ -9,10 +9,11 @@ solution without a browser (docs/accessibility.md):
   ``LEGACY_MAX_WIDTH_PX``, which keeps the series' 10-pt text at 8.7 px, until it is executed again;
 * **nothing moves by itself** (WCAG 2.2.2): an animated PNG is never shown as the page opens (it sits
   in a closed ``<details>``, as ``helpers.replay.Animation`` puts it) and never loops for ever;
-* **no meaning by colour alone** (WCAG 1.3.3, 1.4.1): a sentence of markdown that names a colour to
-  point at part of a figure also names a cue that needs no colour: a hatch, line style or marker
-  (:data:`CUES`), the legend's name for it (a phase of ``helpers.plot.PHASE_COLORS``), a quoted label
-  or a code name. (A heuristic: it cannot tell whether the cue is the right one; the reviewer can.)
+* **no meaning by colour alone** (WCAG 1.3.3, 1.4.1): where markdown names a colour to point at
+  part of a figure, a cue that needs no colour stands within six words of it: a hatch, line style
+  or marker (:data:`CUES`), the legend's name for it (a phase of ``helpers.plot.PHASE_COLORS``), a
+  quoted label or a code name. (A heuristic: it cannot tell whether the cue is the right one; the
+  reviewer can.)
 
 Notebooks 04, 05, 09 and 10 are being rewritten (issue 33) and fail some of these today: their
 cases are strict xfails, so the rewrite turns them into passes that ask for the mark to go.
@@ -172,17 +173,25 @@ def sentences(text):
     return [s.strip() for s in re.split(r'(?<=[.;!?])\s+|\n\s*(?:[*+-]|\d+\.)\s+', text) if s.strip()]
 
 
+NEAR = 6      # a cue counts for a colour within this many words of it
+
+
 def colour_alone(text):
-    """The sentences of ``text`` that name a colour and no other cue (CUES, a phase name of
-    helpers.plot.PHASE_COLORS, a `code` name or a quoted label)."""
-    phases = re.compile(r'\b(?:' + '|'.join(map(re.escape, plot.PHASE_COLORS)) + r')\b', re.I)
+    """The sentences of ``text`` in which a colour has no other cue within NEAR words of it (CUES, a
+    phase name of helpers.plot.PHASE_COLORS, a `code` name or a quoted label): "red hatched bars",
+    "forward (blue)" and "the cells "0–3", in bold on green" pass; "all red comes after the last
+    orange" does not, nor does a phase named further on in the sentence about something else."""
+    phases = {p.lower() for p in plot.PHASE_COLORS}
     found = []
     for sentence in sentences(text):
-        if not COLOURS.search(NOT_A_FIGURE.sub('', sentence)):
-            continue
-        if CUES.search(sentence) or phases.search(sentence) or re.search(r'`[^`]+`|"[^"]+"|“[^”]+”', sentence):
-            continue
-        found.append(sentence)
+        words = re.findall(r'`[^`]+`|"[^"]+"|“[^”]+”|[\w/\\.]+', NOT_A_FIGURE.sub('', sentence))
+
+        def cue(word):
+            return bool(CUES.fullmatch(word)) or word.lower() in phases or word[0] in '`"“'
+        alone = [i for i, w in enumerate(words) if COLOURS.fullmatch(w)
+                 and not any(cue(w) for w in words[max(0, i - NEAR):i + NEAR + 1])]
+        if alone:
+            found.append(sentence)
     return found
 
 
@@ -204,3 +213,6 @@ def test_the_colour_rule_on_examples():
     assert colour_alone('The cells "0–3", in bold on green, hold the finished sum.') == []
     assert colour_alone('28×28 grey levels, 10 classes.') == []
     assert colour_alone('```\nplt.plot(x, color="red")\n```\nNo colour here.') == []
+    assert colour_alone('* **(a)**: all red comes after the last orange, and the trace runs on much longer than its '
+                        'communication takes.') != []            # the phase names something else, far away
+    assert colour_alone('Orange bars are the backward pass, handed to the engine in bulks.') == []
