@@ -534,7 +534,8 @@ SLIDE_ORDER = "() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s
 def test_home_end_and_next_keys_walk_every_slide_in_order(context, slides_built):
     """Home goes to the first slide and End to the last, and from Home the "next" keys visit every
     slide in order, none skipped: reveal.js resumed a stack of sub-slides where it was last left,
-    so Home landed on the title's second sub-slide and the next Space skipped slides."""
+    so Home landed on the title's second sub-slide and the next Space skipped slides. The slide
+    number's link is named for what it is, not only "29 / 30"."""
     page = context.new_page()
     path = next((p for p in NUMBERED if os.path.basename(p).startswith('04-')), showcase())
     _open_deck(page, path)
@@ -559,6 +560,11 @@ def test_home_end_and_next_keys_walk_every_slide_in_order(context, slides_built)
     assert where() == order[-1], f'End went to {where()}, not the last slide {order[-1]}'
     page.keyboard.press('ArrowLeft')
     assert where() == order[-2]
+    # the slide number is a link to the slide on screen: named as such, keeping its visible text
+    number = page.locator('.reveal .slide-number a')
+    shown = ' '.join(number.inner_text().split())
+    assert shown == f'{len(order) - 1} / {len(order)}' and number.get_attribute('aria-label') == \
+        f'Slide {shown}: a link to this slide', number.get_attribute('aria-label')
 
 
 FIT = r"""() => {
