@@ -90,6 +90,7 @@ class _Clock(threading.Thread):
     def __init__(self):
         super().__init__(daemon=True, name='mxdp-link-clock')
         self.ready = threading.Condition()
+        self.busy = threading.Lock()               # held while a message ends (see _before_fork)
         self.heap, self.order = [], itertools.count()
 
     def at(self, deadline, callback):
@@ -108,10 +109,13 @@ class _Clock(threading.Thread):
                 while not self.heap or self.heap[0][0] > time.perf_counter():
                     self.ready.wait(self.heap[0][0] - time.perf_counter() if self.heap else None)
                 _, _, callback = heapq.heappop(self.heap)
+                self.busy.acquire()
             try:
                 callback()
             except Exception as e:                 # never reached: the callback only enters MXNet
                 print(f'helpers.link: a message could not end: {e!r}', file=sys.stderr)
+            finally:
+                self.busy.release()
 
 
 _STATE = {'clock': None, 'pid': None}
@@ -164,15 +168,32 @@ def _address(a):
 
 
 def _drain():
-    """Before the interpreter ends or forks: wait for the messages in flight (their clock is a
-    Python thread, which cannot run once the interpreter is finalizing, or in a forked child)."""
+    """Before the interpreter ends: wait for the messages in flight (their clock is a Python thread,
+    which cannot run once the interpreter is finalizing)."""
     if _MESSAGES or (_STATE['clock'] is not None and _STATE['clock'].heap):
         nd.waitall()
 
 
+def _before_fork():
+    """Before a fork: wait for the messages in flight, then keep the clock from entering MXNet's
+    engine until the fork is done. A child inherits no threads but every lock as it was: MXNet's
+    own fork handler (``LibraryInitializer``, src/initialize.cc) stops and restarts its engine in
+    both processes, which must not find an engine lock held by a completion halfway through."""
+    _drain()
+    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
+    if clock is not None:
+        clock.busy.acquire()
+
+
+def _after_fork_in_parent():
+    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
+    if clock is not None and clock.busy.locked():
+        clock.busy.release()
+
+
 atexit.register(_drain)          # registered after MXNet's own: runs before it
 if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(before=_drain)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
 
 
 # --- The link -------------------------------------------------------------------------------------
