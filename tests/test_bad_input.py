@@ -911,7 +911,9 @@ ENTRIES = {
         names={'X': ('example', 'split_and_load'), 'device_params': ('replica', 'parameter')},
         device_params=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'),
                                                  Bad(good[:1], ValueError, 'one replica short')]),
-        free={'y': 'as X (split_batch checks both)'}),
+        free={'y': 'as X (split_batch checks both)',
+              'send': "a function: called for every message; a non-function fails at the first transfer with "
+                      "Python's TypeError"}),
     'helpers.train.train_batch': Sweep(
         lambda: dict(zip(('net', 'trainer'), _net_and_trainer()), X=_images(4), y=nd.array([1, 2, 3, 4]), devices=CPU,
                      weights=None),
