@@ -225,9 +225,10 @@ class Link:
         out = nd.empty(x.shape, ctx=to, dtype=x.dtype) if isinstance(to, mx.Context) else to
         nbytes = x.size * np.dtype(x.dtype).itemsize
         key = next(_IDS)
-        if src.device_type == 'cpu' and out.context.device_type == 'cpu':     # the wire copies
+        same = np.dtype(out.dtype) == np.dtype(x.dtype)
+        if src.device_type == 'cpu' and out.context.device_type == 'cpu' and same:     # the wire copies
             message = (nbytes / self.bandwidth + self.alpha, _address(out), _address(x), nbytes, (x, out))
-        else:                                  # a GPU's copy engine copies first, then the wire
+        else:                       # MXNet's copy first (a GPU's copy engine; a cast), then the wire
             x.copyto(out)
             message = (nbytes / self.bandwidth + self.alpha, None, None, 0, (x, out))
         with _LOCK:

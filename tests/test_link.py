@@ -128,6 +128,16 @@ def test_a_send_into_an_array_writes_it_in_place_and_returns_it():
     assert view.asnumpy().tolist() == [0, 0, 0, 1, 1, 1, 1, 0, 0, 0]
 
 
+def test_a_send_into_an_array_of_another_dtype_casts_as_copy_to_does():
+    link = Link(0.001, 1e9)
+    x = nd.array([1.5, 2.25, -3.0], ctx=CPU[0], dtype='float32')
+    for dtype in ('float64', 'float16', 'int32'):
+        out, expected = nd.zeros(3, ctx=CPU[1], dtype=dtype), nd.zeros(3, ctx=CPU[1], dtype=dtype)
+        link.send(x, out)
+        x.copyto(expected)
+        assert np.array_equal(out.asnumpy(), expected.asnumpy()), dtype
+
+
 def test_bytes_are_counted_over_the_link_as_over_copy_to():
     link = Link(0.0, 1e12)
     for fn in (allreduce_naive, allreduce_ring):
