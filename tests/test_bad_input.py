@@ -1356,7 +1356,7 @@ ENTRIES.update({
         classify=Maybe(Callable()), min_width=NonNegative(), alt=ALT, free={'figsize': FIGSIZE},
         names={'panels': ('panel',)}),
     'helpers.precision.allreduce_fp16': Sweep(
-        lambda: dict(grads=_arrays()), grads=Arrays(), names={'grads': ('allreduce', 'array')},
+        lambda: dict(grads=_arrays()), grads=Arrays(floating=True), names={'grads': ('allreduce', 'array')},
         free={'send': 'as allreduce_naive'}),
     'helpers.precision.amp_probe': Sweep(
         lambda: dict(target_dtype='float16', batch_size=16, seed=0),
