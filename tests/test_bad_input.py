@@ -266,7 +266,7 @@ ENTRIES = {
         names={'devs': ('devices',)}, free={'name': MESSAGE, 'present': POLICY, 'empty': POLICY}),
     'helpers.checks.arrays': Sweep(
         lambda: dict(arrs=_arrays(), min_size=1), arrs=Arrays(),
-        names={'arrs': ('allreduce', 'array')}, free={'min_size': POLICY, 'ring': POLICY}),
+        names={'arrs': ('allreduce', 'array')}, free={'min_size': POLICY, 'ring': POLICY, 'floating': POLICY}),
     'helpers.checks.weights': Sweep(
         lambda: dict(ws=[1, 3], k=2), ws=Weights('k'), names={'ws': ('weight',)},
         free={'k': POLICY}),
@@ -1467,6 +1467,7 @@ ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **o
     ('views', 'helpers.sharding.views_of', dict(free=NAME)),
     ('norm_layer', 'helpers.models.batchnorm_step', dict(rename={'devs': 'devices'})),
     ('checkpoint', 'helpers.checkpoint.save_checkpoint', dict(free={'load': POLICY})),
+    ('checkpoint_files', 'helpers.checkpoint.load_checkpoint', {}),
     ('scaled_step', 'helpers.precision.train_batch_fp16', dict(rename={'devs': 'devices'})),
     ('accumulation', 'helpers.accumulation.train_batch_accumulated', dict(rename={'devs': 'devices'})),
     ('updaters', 'helpers.sharding.state_elements', dict(rename={'values': 'updaters'}, free=NAME)),
