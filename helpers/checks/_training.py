@@ -440,8 +440,9 @@ def checkpoint_files(prefix, net, trainer):
     try:
         found = pickle.loads(raw)
     except Exception as e:        # truncated: EOFError, UnpicklingError, or MXNet's error for an array in it
+        why = (str(e).strip().splitlines() or [''])[0][:200]
         raise ValueError(f'{states} is not a Trainer\'s saved state (truncated? {len(raw)} bytes): '
-                         f'{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ""}') from None
+                         f'{type(e).__name__}: {why}') from None
     optimizer = None
     if isinstance(found, tuple) and len(found) == 2:
         found, optimizer = found
