@@ -39,14 +39,16 @@ def launcher_path():
 # tracker announces as the scheduler's address the one the host name resolves to, or, if that is a
 # loopback address, the address of the interface holding the default route (``get_host_ip``,
 # dmlc_tracker/tracker.py); a local job has no reason to leave the machine, so that address is
-# pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
+# pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement or
+# the job's own loopback address). With ``$MXDP_DIST_ROOT_URI`` set, any launcher (ssh too) pins the
+# scheduler there: dmlc_tracker's ``--host-ip``, which MXNet's launch.py does not pass on.
 def _patch_launcher(argv):
     """The fix MXNet 1.9.1's launcher needs, applied in the launcher's process (notebook 08)."""
     if not hasattr(threading.Thread, 'isAlive'):       # gone in Python 3.9; dmlc_tracker calls it
         threading.Thread.isAlive = threading.Thread.is_alive
-    if _launcher_kind(argv) == 'local':                # a local job: the scheduler at 127.0.0.1
+    root = os.environ.get(ROOT_URI_ENV) or (LOOPBACK if _launcher_kind(argv) == 'local' else None)
+    if root:                                           # a local job: the scheduler at 127.0.0.1
         from dmlc_tracker import tracker
-        root = os.environ.get(ROOT_URI_ENV, LOOPBACK)
         tracker.get_host_ip = lambda host_ip=None: root
 
 

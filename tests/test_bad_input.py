@@ -486,14 +486,17 @@ ENTRIES = {
     # ---------------------------------------------------------------- helpers.cluster, placement, netns, procs
     'helpers.cluster.ssh_commands': Sweep(
         lambda: dict(hosts=['10.0.0.1', '10.0.0.2'], script_args=['--epochs', '1'], num_servers=None, hostfile='hosts',
-                     repo='/srv/repo', python='/srv/repo/.venv/bin/python', interface=None, env={'PS_VERBOSE': '1'}),
+                     repo='/srv/repo', python='/srv/repo/.venv/bin/python', interface=None, env={'PS_VERBOSE': '1'},
+                     scheduler='10.0.0.1'),
         hosts=Custom([Bad('10.0.0.1', TypeError, 'a string'), Bad(['node1'], ValueError, 'a host name'),
                       Bad([], ValueError, 'no hosts'), Bad([10], TypeError, 'a number'), Bad(None, TypeError, 'None')]),
         script_args=Custom([Bad('--epochs 1', TypeError, 'a string'), Bad(['--epochs', 1], TypeError, 'a number')]),
         num_servers=Maybe(Count(1, checks.MAX_PROCESSES)), hostfile=Text(('', 'my hosts')),
         repo=Custom([Bad('/a b', ValueError, 'needs quoting'), Bad(5, TypeError, 'a number')]),
         python=Maybe(Custom([Bad('/a b/python', ValueError, 'needs quoting'), Bad(5, TypeError, 'a number')])),
-        interface=Maybe(Text(('', 'eth 0'))), env=Maybe(Mapping()), names={'hosts': ('host',)}),
+        interface=Maybe(Text(('', 'eth 0'))), env=Maybe(Mapping()), names={'hosts': ('host',)},
+        scheduler=Maybe(Custom([Bad('node1', ValueError, 'a host name'), Bad('', ValueError, 'empty'),
+                                Bad(10, TypeError, 'a number')]))),
     'helpers.placement.two_hosts': Sweep(
         lambda: dict(net=_network(), num_workers=2, num_servers=1), starts=True,
         net=Obj(__import__('helpers.netns').netns.Network),

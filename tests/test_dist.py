@@ -324,13 +324,19 @@ def test_the_launcher_patch_reads_launchers_own_option():
     assert kind(['--launcher', 'ssh', '-n', '2', 'python', 'train.py', 'local']) == 'ssh'
 
 
-@pytest.mark.parametrize('hosts, interface', [(['127.0.0.1', '127.0.0.1'], None),
-                                              (['localhost', 'localhost'], 'lo')])
-def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interface):
+@pytest.mark.parametrize('names', [False, True], ids=['addresses', 'host names'])
+def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, names):
     """notebook 08's cluster commands, run with ssh replaced by a local, empty-environment shell:
     the venv's python is named, PS_VERBOSE reaches the workers, the data is found, both ranks train.
     With host names (``localhost``) the servers and workers bind the interface's address: the
-    launcher's DMLC_NODE_HOST=localhost would make every bind fail (libzmq 4.2.2)."""
+    launcher's DMLC_NODE_HOST=localhost would make every bind fail (libzmq 4.2.2).
+
+    Every process stays on loopback, the scheduler on an address of its own (``scheduler=``): left to
+    itself, the launcher would bind the default route's address (dmlc_tracker's get_host_ip), leaving
+    loopback, and two runs of this test at once (two test suites) would both take port 9091 there --
+    one scheduler then dies on "bind failed", and the other job's processes join the wrong one."""
+    own = job_module.loopback_address()
+    hosts, interface, node_ip = (['localhost', 'localhost'], 'lo', '127.0.0.1') if names else ([own, own], None, own)
     bindir, out = tmp_path / 'bin', tmp_path / 'out'
     bindir.mkdir()
     out.mkdir()
@@ -339,7 +345,7 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     args = ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '400', '--n-test', '100',
             '--batch-size', '50', '--out', str(out)]
     cmds = dist.ssh_commands(hosts, args, num_servers=1, hostfile=str(tmp_path / 'hosts'),
-                             interface=interface, env={'PS_VERBOSE': 1})
+                             interface=interface, env={'PS_VERBOSE': 1}, scheduler=own)
     (tmp_path / 'hosts').write_text(cmds['hosts'] + '\n')
     env = dict(os.environ, PATH=f'{bindir}:{os.environ["PATH"]}', OMP_NUM_THREADS='1')
     for key in ('PYTHONPATH', 'DMLC_NODE_HOST', 'DMLC_INTERFACE', 'PS_VERBOSE', 'MXDP_DEVICES'):
@@ -362,7 +368,9 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     workers = [log for log in sessions if 'role=worker' in log]
     assert len(workers) == 2 and all('W[' in log for log in workers), 'PS_VERBOSE did not reach the workers'
     binds = [line for log in sessions for line in log.splitlines() if 'Bind to' in line]
-    assert len(sessions) == 3 and len(binds) == 3 and all('ip=127.0.0.1,' in line for line in binds), binds
+    assert len(sessions) == 3 and len(binds) == 3 and all(f'ip={node_ip},' in line for line in binds), binds
+    scheduler = [line for line in output.splitlines() if 'Bind to' in line and 'role=scheduler' in line]
+    assert len(scheduler) == 1 and f'ip={own},' in scheduler[0], scheduler or output[-2000:]
     assert _session_processes(proc.pid) == []
 
 
