@@ -210,6 +210,11 @@ K_ARRAY = Custom([Bad('4', TypeError, 'a string'), Bad(None, TypeError, 'None'),
                   Bad(float('inf'), ValueError, 'inf'), Bad([2, 0], ValueError, 'a 0 among them'),
                   Bad(np.array([1, -1]), ValueError, 'a negative among them')])
 
+# A job's placement (helpers.placement.two_hosts): process name -> {'netns': ..., 'host': ...}.
+PLACE = Custom([Bad(5, TypeError, 'not a dict'), Bad({'worker 0': 5}, TypeError, 'an entry that is not a dict'),
+                Bad({'worker 0': {'netns': ''}}, ValueError, 'an empty namespace name'),
+                Bad({'worker 0': {'host': 5}}, TypeError, 'a number for an address')])
+
 ENTRIES = {
     # ---------------------------------------------------------------------------- helpers.checks
     'helpers.checks.whole': Sweep(
@@ -264,6 +269,15 @@ ENTRIES = {
     'helpers.checks.devices': Sweep(
         lambda: dict(devs=CPU, name='devices'), devs=Devices(),
         names={'devs': ('devices',)}, free={'name': MESSAGE, 'present': POLICY, 'empty': POLICY}),
+    'helpers.checks.placement': Sweep(lambda: dict(place={'worker 0': {'netns': 'mxdp-1-a-x', 'host': '10.0.0.2'}},
+                                                   name='place'), place=PLACE, free={'name': MESSAGE}),
+    'helpers.checks.program': Sweep(
+        lambda: dict(command=[sys.executable, '-c', 'pass'], env=None, cwd=None, name='command'),
+        command=Custom([Bad(['/nonexistent/mxdp-sweep/prog'], ValueError, 'no such file'),
+                        Bad(['no-such-program-mxdp'], ValueError, 'not on PATH'),
+                        Bad([__file__], ValueError, 'a file that is not executable')]),
+        free={'env': 'checked by its caller (checks.mapping): only its PATH is read',
+              'cwd': 'checked by its caller (checks.path)', 'name': MESSAGE}),
     'helpers.checks.arrays': Sweep(
         lambda: dict(arrs=_arrays(), min_size=1), arrs=Arrays(),
         names={'arrs': ('allreduce', 'array')}, free={'min_size': POLICY, 'ring': POLICY, 'floating': POLICY}),
@@ -466,7 +480,7 @@ ENTRIES = {
         lambda: dict(command=[sys.executable, '-c', 'pass'], num_workers=2, num_servers=1, timeout=60, env={'A': '1'},
                      echo=False, cwd=None, place=None), starts=True,
         command=Strings(), num_workers=Count(1, checks.MAX_PROCESSES), num_servers=Count(1, checks.MAX_PROCESSES),
-        timeout=Seconds(), env=Maybe(Mapping()), place=Maybe(Mapping()), cwd=Maybe(Path()), free={'echo': ECHO}),
+        timeout=Seconds(), env=Maybe(Mapping()), place=Maybe(PLACE), cwd=Maybe(Path()), free={'echo': ECHO}),
     'helpers.job.JobResult': RECORD,
     'helpers.job.DistJobError': EXCEPTION,
     'helpers.job.DistJobTimeout': EXCEPTION,
@@ -474,7 +488,20 @@ ENTRIES = {
     'helpers.job.job_processes': Sweep(
         lambda: dict(jobdir='/tmp/mxdp-dist-none'), jobdir=Path()),
     'helpers.job_node.progress': Sweep(
-        lambda: dict(step=3, final=False), step=Count(0), final=Flag()),
+        lambda: dict(step=3, final=False, rank=None), step=Count(0), final=Flag(),
+        rank=Maybe(Count(0, checks.MAX_PROCESSES))),
+    'helpers.job_node.run_script': Sweep(
+        lambda: dict(main=lambda: True), main=Callable(),
+        run_baseline='it ends the process that calls it, which is its job (tests/test_dist.py runs it in one)'),
+    'helpers.job_faults.Tracebacks': NO_ARGUMENTS,
+    'helpers.job_faults.stopped': Sweep(
+        lambda: dict(pids=[os.getpid()]),
+        pids=Custom([Bad('123', TypeError, 'a string'), Bad([None], TypeError, 'None'),
+                     Bad([True], TypeError, 'a bool pid'), Bad([0], ValueError, 'pid 0 (the whole group)'),
+                     Bad([-1], ValueError, 'pid -1 (every process)')]),
+        names={'pids': ('pid',)}),
+    'helpers.job_faults.links_down': Sweep(
+        lambda: dict(place={}, timeout=5.0), place=PLACE, timeout=Seconds()),
     'helpers.launcher.launcher_path': NO_ARGUMENTS,
     'helpers.launcher.try_launcher': Sweep(
         lambda: dict(args=['--launcher', 'local'], patched=True, timeout=60),
@@ -521,6 +548,8 @@ ENTRIES = {
     'helpers.netns.Network': Sweep(
         lambda: dict(clean_leftovers=False), clean_leftovers=Flag()),
     'helpers.netns.Link': RECORD,
+    'helpers.netns.links_down': Sweep(
+        lambda: dict(ns=None, timeout=5.0), starts=True, ns=Maybe(Text(('',))), timeout=Seconds()),
     'helpers.netns.counters': Sweep(
         lambda: dict(ns=None, dev='lo'), starts=True, ns=Maybe(Text(('',))),
         dev=Text(('',))),
