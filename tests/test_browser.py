@@ -84,7 +84,17 @@ def _local(url):
     parts = urllib.parse.urlsplit(url)
     if parts.scheme in ('file', 'data', 'blob', 'about'):
         return True
-    return parts.scheme in ('http', 'https', 'ws', 'wss') and parts.hostname in LOCAL_HOSTS
+    return (parts.scheme in ('http', 'https', 'ws', 'wss')
+            and (parts.hostname in LOCAL_HOSTS or _loopback(parts.hostname)))
+
+
+def _loopback(host):
+    """An address of 127.0.0.0/8: this machine's loopback interface (test_lab.lab_server binds one of its own)."""
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Traffic:

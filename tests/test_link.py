@@ -80,24 +80,19 @@ def test_a_message_leaves_only_once_its_input_is_written():
     assert t >= 2 * LONG
 
 
-def test_a_message_queued_behind_compute_hides_behind_it():
-    """The wire uses no core: compute on another device runs meanwhile. Measured in interleaved
-    rounds, the fastest of each (load only slows): hidden, both take far less than the two in a row."""
-    a = nd.random.uniform(shape=(400, 400), ctx=CPU[2])
-
-    def compute():
-        z = a
-        for _ in range(40):
-            z = nd.dot(z, a) / 400
-        return z
-    compute()
-    link, x = None, nd.ones(10, ctx=CPU[0])
-    alone, both = [], []
-    for _ in range(3):
-        alone.append(elapsed(compute))
-        link = Link(min(alone), 1e12)
-        both.append(elapsed(lambda: (link.send(x, CPU[1]), compute())))
-    assert min(both) < 1.6 * min(alone), f'compute {min(alone):.3f} s and a message as long took {min(both):.3f} s'
+def test_a_message_on_the_wire_uses_no_core():
+    """The wire uses no core, so compute on another device runs meanwhile: while a message is on the wire
+    (at least its alpha, in wall time), the process uses a small part of that in CPU time, all its threads
+    counted. Asserted on CPU time, not by timing compute beside a message: a busy machine can hide an
+    overlap in a timing (issue 35: beside a second test suite it did), never make the wire use a core."""
+    link = Link(LONG, 1e12)
+    x = nd.ones(10, ctx=CPU[0])
+    link.send(x, CPU[1]).wait_to_read()          # the first message starts the link's threads
+    nd.waitall()
+    cpu, start = time.process_time(), time.perf_counter()
+    link.send(x, CPU[1]).wait_to_read()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+    assert wall >= LONG and cpu < 0.25 * LONG, f'a message of {LONG} s took {wall:.3f} s, {cpu:.3f} s of CPU'
 
 
 def _values(k, shape, dtype, seed):

@@ -12,7 +12,7 @@ from helpers.checks._infrastructure import labels
 __all__ = ['replicas', 'update', 'gluon_step', 'batches', 'evaluation', 'loop', 'same_arrays', 'kvstore', 'epoch_steps',
            'worker_shard', 'worker', 'option', 'results', 'byte_counters', 'epoch_model', 'pushpull', 'measured_step',
            'warmup', 'large_batch', 'grid_runs', 'flat_replicas', 'views', 'updaters', 'memory_cases', 'loss_scale',
-           'scaled_step', 'accumulation', 'checkpoint']
+           'scaled_step', 'accumulation', 'checkpoint', 'checkpoint_files']
 
 
 # ----------------------------------------------------------------- helpers.train (notebooks 05, 06)
@@ -363,19 +363,110 @@ def accumulation(micro_batches, device_params, devs, lr):
 
 def checkpoint(prefix, net, trainer, device=None, load=False):
     """The arguments of ``save_checkpoint`` (a ``device`` the network lives on) and, with ``load``,
-    of ``load_checkpoint`` (a checkpoint at ``prefix``) (notebook 12). Nothing is written or read
-    before this passes."""
+    of ``load_checkpoint`` (a checkpoint at ``prefix`` that fits ``net`` and ``trainer``) (notebook 12).
+    Nothing is written before this passes, and with ``load`` every file and array was read and checked:
+    a load that fails, fails here, before any weight or state has changed (:func:`checkpoint_files`).
+    ``trainer`` must hold the network's parameters in the network's order, as ``adam_trainer`` makes
+    it: the saved state is keyed by position."""
     import os
     path(prefix, 'prefix')
     gluon_step(net, trainer)
+    params = list(net.collect_params().values())
+    if [id(p) for p in trainer._params] != [id(p) for p in params]:
+        mine = {id(p) for p in params}
+        raise ValueError('trainer does not train net\'s parameters' if {id(p) for p in trainer._params} != mine
+                         else 'trainer holds net\'s parameters in another order (a ParameterDict is sorted by name), '
+                         'and its state is saved by position: make it with helpers.checkpoint.adam_trainer(net, lr)')
     if load:
-        missing = [f'{prefix}{ext}' for ext in ('.params', '.states') if not os.path.isfile(f'{prefix}{ext}')]
-        if missing:
-            raise FileNotFoundError(f'prefix {prefix!r}: no checkpoint there ({", ".join(missing)} missing)')
-        return
+        return checkpoint_files(prefix, net, trainer)
     context(device, 'device')
     if not os.path.isdir(os.path.dirname(os.path.abspath(prefix))):
         raise FileNotFoundError(f'prefix {prefix!r}: its directory does not exist')
-    for p in net.collect_params().values():
+    for p in params:
         if device not in p.list_ctx():
             raise ValueError(f'device {device} holds no copy of {p.name}: the network lives on {p.list_ctx()}')
+
+
+def _param_names(net):
+    """Each parameter of ``net`` as ``'0.weight' (conv0_weight, (6, 1, 5, 5) float32)'``: its place in
+    the network (the same in every copy of it) and the name Gluon gave it (a process-wide counter)."""
+    import numpy as np
+    places = {id(p): place for place, p in net._collect_params_with_prefix().items()}
+    return [f"{places.get(id(p), '?')} ({p.name}, {tuple(p.shape)} {np.dtype(p.dtype).name})"
+            for p in net.collect_params().values()]
+
+
+def checkpoint_files(prefix, net, trainer):
+    """Read and check both files of a checkpoint against ``net`` and ``trainer`` before anything is
+    loaded (notebook 12): ``PREFIX.params`` must hold one array per parameter, in the network's order,
+    each of the parameter's shape and dtype (the lesson saves them as a list: positions, no names, so
+    that a network built later, whose Gluon names differ, can load them); ``PREFIX.states`` must be a
+    ``Trainer``'s state (``Trainer.save_states``: the optimizer's state per parameter index, pickled,
+    with the optimizer), of the trainer's optimizer, for parameter indices the trainer has, every
+    array of parameter ``i``'s shape. ``ValueError`` naming the file and what did not match (a
+    truncated file, another model's checkpoint, a changed layer); ``FileNotFoundError`` for a missing
+    one. Returns nothing."""
+    import os
+    import pickle
+    import numpy as np
+    import mxnet as mx
+    path(prefix, 'prefix')
+    gluon_step(net, trainer)
+    missing = [f'{prefix}{ext}' for ext in ('.params', '.states') if not os.path.isfile(f'{prefix}{ext}')]
+    if missing:
+        raise FileNotFoundError(f'prefix {prefix!r}: no checkpoint there ({", ".join(missing)} missing)')
+    params, names = list(net.collect_params().values()), _param_names(net)
+    weights = f'{prefix}.params'
+    try:
+        saved = mx.nd.load(weights)
+    except mx.base.MXNetError as e:
+        raise ValueError(f'{weights} is not a file of arrays MXNet can read (truncated?): '
+                         f'{str(e).strip().splitlines()[0][:200]}') from None
+    if isinstance(saved, dict):
+        raise ValueError(f'{weights} holds named arrays ({", ".join(list(saved)[:3])}, ...), as save_parameters '
+                         'writes them; save_checkpoint writes the weights as a list: load that file with '
+                         'net.load_parameters')
+    if len(saved) != len(params):
+        raise ValueError(f'{weights} holds {len(saved)} arrays, but the network has {len(params)} parameters: '
+                         f'a checkpoint of another model? The network\'s: {"; ".join(names[:4])}'
+                         + ('; ...' if len(names) > 4 else ''))
+    for i, (p, a) in enumerate(zip(params, saved)):
+        if tuple(a.shape) != tuple(p.shape) or np.dtype(a.dtype) != np.dtype(p.dtype):
+            raise ValueError(f'{weights}: array {i} has shape {tuple(a.shape)} {np.dtype(a.dtype).name}, '
+                             f'but the network\'s parameter {i} is {names[i]}: a checkpoint of another model?')
+    states = f'{prefix}.states'
+    with open(states, 'rb') as f:
+        raw = f.read()
+    try:
+        found = pickle.loads(raw)
+    except Exception as e:        # truncated: EOFError, UnpicklingError, or MXNet's error for an array in it
+        why = (str(e).strip().splitlines() or [''])[0][:200]
+        raise ValueError(f'{states} is not a Trainer\'s saved state (truncated? {len(raw)} bytes): '
+                         f'{type(e).__name__}: {why}') from None
+    optimizer = None
+    if isinstance(found, tuple) and len(found) == 2:
+        found, optimizer = found
+    if not isinstance(found, dict) or not all(isinstance(key, int) for key in found):
+        raise ValueError(f'{states} is not a Trainer\'s saved state: expected the optimizer\'s state per '
+                         f'parameter index (Trainer.save_states), got {_short(found)}')
+    if optimizer is not None and type(optimizer) is not type(trainer._optimizer):
+        raise ValueError(f'{states} holds the state of {type(optimizer).__name__}, but trainer runs '
+                         f'{type(trainer._optimizer).__name__}: its state would not fit')
+    multi = getattr(optimizer or trainer._optimizer, 'multi_precision', False)
+    for key, state in sorted(found.items()):
+        if not 0 <= key < len(params):
+            raise ValueError(f'{states} holds a state for parameter index {key}, but trainer has '
+                             f'{len(params)} parameters (0 to {len(params) - 1}): a checkpoint of another model?')
+        leaves, todo = [], [state]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, (tuple, list)):
+                todo.extend(x)
+            elif isinstance(x, mx.nd.NDArray):
+                leaves.append(x)
+        allowed = {np.dtype(params[key].dtype)} | ({np.dtype('float32')} if multi else set())
+        for a in leaves:
+            if tuple(a.shape) != tuple(params[key].shape) or np.dtype(a.dtype) not in allowed:
+                raise ValueError(f'{states}: the state of parameter {key} holds an array of shape '
+                                 f'{tuple(a.shape)} {np.dtype(a.dtype).name}, but parameter {key} is '
+                                 f'{names[key]}: a checkpoint of another model?')
