@@ -174,7 +174,8 @@ def law_pushpull_step(pushpull_step, nbytes, rate, alpha, compression):
                  expected=f'{want:.6g} s', got=f'{got!r}', why=why)
 
 
-@lesson('helpers.scaling.WarmUp', hint='during warm-up self.get_warmup_lr(num_update), then self.base_lr')
+@lesson('helpers.scaling.WarmUp', hint='during warm-up self.get_warmup_lr(num_update), then self.base_lr',
+        methods=['__call__'])
 def check_WarmUp():
     """Check your class ``WarmUp`` (notebook 09) against MXNet's own warm-up, update by update."""
     return [Law("an LRScheduler whose rate is MXNet's FactorScheduler's with the same warm-up: the linear ramp, then "
