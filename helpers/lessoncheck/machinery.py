@@ -316,6 +316,11 @@ def _refuses(call, error, match=None):
     return False
 
 
+def _n(count, noun, plural=None):
+    """``'1 device'``, ``'2 devices'``: a count and its noun, in the right number."""
+    return f'{count} {noun if count == 1 else plural or noun + "s"}'
+
+
 def _devices_words(values):
     return '; '.join(f'device {i}: {_fmt(v)}' for i, v in enumerate(values))
 
