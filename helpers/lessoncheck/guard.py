@@ -4,13 +4,13 @@ must leave the check alone.
 * **Not the series' own.** While lesson ``helpers.module.name`` is checked, the installed lesson (the
   function, or every method of the class) answers a call that comes from the reader's code -- directly,
   through an alias such as ``from helpers.comm import allreduce_ring as ring``, or through another
-  helper the reader calls -- with :class:`~helpers.lessoncheck.machinery.Broken`; the laws themselves
-  still use it. The function given must not be the lesson itself, a copy of its code, or a subclass.
-  (:func:`refused_reference`, :func:`not_the_lesson`.)
+  helper the reader calls -- with an error (the check's ``Broken``); the laws themselves still use it.
+  The function given must not be the lesson itself, a copy of its code, or a subclass of it
+  (:func:`refused_reference`, :func:`not_the_lesson`).
 * **The check unchanged.** :func:`snapshot` records what every module of ``helpers`` -- the checks
   among them -- and NumPy, MXNet's arrays and Python's builtins hold; :func:`changed` names what
-  differs afterwards, so that a function that rewrites the check or the functions it compares with
-  fails instead of passing.
+  differs afterwards and puts it back, so that a function that rewrites the check or the functions it
+  compares with fails instead of passing.
 
 Which code is the reader's is told by where it lives (:func:`kind_of`): not in ``helpers/``, not in
 Python's or the environment's libraries, not code MXNet generated.
@@ -107,12 +107,11 @@ _PLAIN = '''def _outer():
 
 
 @contextlib.contextmanager
-def refused_reference(qualname, calls):
+def refused_reference(qualname, calls, refuse):
     """While it lasts, a call of the installed lesson ``qualname`` (each method, for a class) whose
-    nearest caller outside helpers' other modules and the libraries is the reader's code raises a
-    :class:`Broken` that it also appends to ``calls`` (so that catching it does not help); a call from
-    the checks runs the lesson."""
-    from helpers.lessoncheck.machinery import Broken
+    nearest caller outside helpers' other modules and the libraries is the reader's code raises
+    ``refuse(the lesson's name, its module)``, which it also appends to ``calls`` (so that catching it
+    does not help); a call from the checks runs the lesson."""
     reference = _resolve(qualname)
     swapped = []
     try:
@@ -134,10 +133,7 @@ def refused_reference(qualname, calls):
                     if kind == 'check':
                         return original(*args, **kwargs)
                     if kind == 'reader':
-                        calls.append(Broken(f'it calls the series\' own {label} ({qualname.rpartition(".")[0]})',
-                                            why='the check tries your own code: write the body yourself (the cell '
-                                                'keeps the signature and the docstring), do not call the lesson '
-                                                'that is installed'))
+                        calls.append(refuse(label, qualname.rpartition('.')[0]))
                         raise calls[-1]
                     frame = frame.f_back
                 return original(*args, **kwargs)
@@ -158,9 +154,9 @@ _WATCHED = ('numpy', 'numpy.linalg', 'numpy.testing', 'mxnet.ndarray', 'mxnet.nd
 
 
 def snapshot():
-    """What the check relies on (notebooks 03-12): every name of every module of ``helpers`` (the checks'
-    too) and of NumPy, MXNet's arrays and autograd, the Trainer, Python's builtins, and every attribute
-    of the classes those modules define, as ``{where: (the object's id, its code's id)}``."""
+    """What the check relies on (notebooks 03-12): every function and class of every module of ``helpers``
+    (the checks' too) and of NumPy, MXNet's arrays and autograd, the Trainer, Python's builtins, and
+    what the classes those modules define hold, as ``{where: (owner, name, object, its code)}``."""
     held = {}
     for name, module in list(sys.modules.items()):
         if module is None or not (name == 'helpers' or name.startswith('helpers.') or name in _WATCHED):
@@ -168,16 +164,30 @@ def snapshot():
         for attr, value in list(vars(module).items()):
             if attr.startswith('__lessoncheck_') or not callable(value):    # functions and classes
                 continue
-            held[f'{name}.{attr}'] = (id(value), id(getattr(value, '__code__', None)))
+            held[f'{name}.{attr}'] = (module, attr, value, getattr(value, '__code__', None))
             if isinstance(value, type) and getattr(value, '__module__', None) == name:
                 for key, member in list(vars(value).items()):
                     if not callable(member) and not isinstance(member, (staticmethod, classmethod, property)):
                         continue
-                    held[f'{name}.{attr}.{key}'] = (id(member), id(getattr(member, '__code__', None)))
+                    held[f'{name}.{attr}.{key}'] = (value, key, member, getattr(member, '__code__', None))
     return held
 
 
+def _same(a, b):
+    return a[2] is b[2] and a[3] is b[3]
+
+
 def changed(before):
-    """The names whose object or code differs from ``before`` (a :func:`snapshot`), at most five."""
+    """The names whose object or code differs from ``before`` (a :func:`snapshot`), at most five; each is
+    put back as it was, so that one function's rewrite does not pass the checks that follow."""
     now = snapshot()
-    return [name for name, ids in before.items() if name in now and now[name] != ids][:5]
+    names = [name for name, held in before.items() if name in now and not _same(now[name], held)]
+    for name in names:
+        owner, attr, value, code = before[name]
+        try:
+            if code is not None and getattr(value, '__code__', None) is not code:
+                value.__code__ = code
+            setattr(owner, attr, value)
+        except (AttributeError, TypeError, ValueError):      # a builtin type's attribute: leave it
+            pass
+    return names[:5]

@@ -160,7 +160,7 @@ def run(name, fn, laws, qualname=None):
     With ``qualname`` (the lesson's), ``fn`` must be the reader's own: not the installed lesson, and
     calling it fails (:mod:`helpers.lessoncheck.guard`); a function that changes the check while it
     runs fails too. Returns a :class:`Report`; prints and raises nothing."""
-    from helpers.lessoncheck import guard
+    from helpers.lessoncheck.guard import changed, not_the_lesson, refused_reference, snapshot
     report = Report(name)
     start = time.perf_counter()
     if not callable(fn):
@@ -168,23 +168,30 @@ def run(name, fn, laws, qualname=None):
         report.broken = Broken(f'check_{name} takes your function, e.g. check_{name}({name}), '
                                f'got {type(fn).__name__}')
         return report
-    copied = guard.not_the_lesson(fn, qualname) if qualname else None
+    copied = not_the_lesson(fn, qualname) if qualname else None
     if copied:
         report.law, report.case = Law('it is your own function', None, [], None), f'the {name} given'
         report.broken = Broken(f'{name} is not yours: {copied}',
                                why=f'write {name} yourself in its cell (it keeps the signature and the docstring), '
                                    'run that cell, then this check')
         return report
-    before, calls = guard.snapshot(), []
-    with guard.refused_reference(qualname, calls) if qualname else contextlib.nullcontext():
+    before, calls = snapshot(), []
+    with refused_reference(qualname, calls, _refused) if qualname else contextlib.nullcontext():
         _sweep(report, name, fn, laws, calls)
-    touched = guard.changed(before)
+    touched = changed(before)
     if touched and report.broken is None and report.not_written is None:
         report.law, report.case = Law('it leaves the check alone', None, [], None), 'the whole check'
         report.broken = Broken(f'{name} changed what the check relies on: {", ".join(touched)}',
                                why='a function that rewrites the check or what it compares with proves nothing')
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _refused(label, where):
+    """What a call of the installed lesson from the reader's code raises (:func:`run`)."""
+    return Broken(f'it calls the series\' own {label} ({where})',
+                  why='the check tries your own code: write the body yourself (the cell keeps the signature and the '
+                      'docstring), do not call the lesson that is installed')
 
 
 def _sweep(report, name, fn, laws, calls):
