@@ -219,7 +219,9 @@ class _Gate(mx.operator.CustomOp):
         self.assign(out_data[0], req[0], in_data[0])
 
     def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        _GATES[int(self.gate)].wait(60)
+        gate = _GATES.get(int(self.gate))
+        if gate is not None:                      # (a law that is over no longer holds anything)
+            gate.wait(60)
         self.assign(in_grad[0], req[0], out_grad[0])
 
 
