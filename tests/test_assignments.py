@@ -1,7 +1,10 @@
-"""The student edition (tools/assignments.py, `make assignments`; issue 26): every lesson cell with a check
-becomes an nbgrader exercise with its check under it; the stub edition fails every check with "not written
-yet", the full edition passes every check; and nbgrader itself releases notebook 03 and autogrades it --
-full marks for the solutions, none for the stubs. Offline; about a minute, most of it nbgrader's run of 03."""
+"""The student edition (tools/assignments.py, `make assignments`; issues 26 and 37): every lesson cell with a
+check becomes an nbgrader exercise with its check under it, and a hidden test that grades it again in a fresh
+Python; the stub edition fails every check with "not written yet", the full edition passes every check, in the
+kernel and as graded; nbgrader itself releases notebook 03 and autogrades it after the course was moved --
+full marks for the solutions, none for the stubs, and for a forged submission only what it wrote. Issue 37's
+wrong functions are caught for their reasons, its right ones accepted. Offline; about three minutes, most of
+it nbgrader's runs of 03."""
 import ast
 import glob
 import os
