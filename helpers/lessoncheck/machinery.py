@@ -120,7 +120,9 @@ def _message(e):
     if not lines:
         return ''
     line = lines[-1] if isinstance(e, mx.base.MXNetError) else lines[0]
-    return line[:300]
+    prefix = f'{type(e).__name__}: '
+    return (line[len(prefix):] if line.startswith(prefix) else line)[:300]      # not 'MXNetError: MXNetError: ...'
+
 
 
 def _method_qualname(frame):
