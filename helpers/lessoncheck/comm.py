@@ -49,6 +49,13 @@ def _diagnose(fn, kind, k, size):
     except Exception:                       # a replay that cannot run says nothing more
         return None, None
     if not got.steps:
+        try:
+            more = rp.record(fn, k + 1, size + 1, reduced=kind == 'all_gather').steps
+        except Exception:
+            more = []
+        if more:
+            return (f'with {k} devices nothing went through send(), with {k + 1} it did: a loop that runs one step '
+                    f'too few? (k - 1 steps)'), got
         return ('no transfer went through send(): pass every copy between devices through send(x, to) '
                 '(the send argument), so that bytes are counted and the replay sees them'), got
     complete = [[c == (1,) * k for c in row] for row in got.counts[-1]]
@@ -208,7 +215,7 @@ def law_bytes_match_the_formula(fn, k, size, kind='naive'):
     if got not in _ring_schedules(kind, k, size, 4) or sum(stats.received.values()) != sum(stats.sent.values()):
         why = ('no byte went through send(): call send(x, to) for every copy' if not any(got) and any(want) else
                f'these are the naive algorithm\'s bytes: device 0 sends (k-1) N ({k - 1} times {4 * size} bytes)'
-               if kind != 'naive' and got == naive_bytes_per_device(k, size, 4) else
+               if kind == 'ring' and got == naive_bytes_per_device(k, size, 4) else
                f'the devices sent {sum(got)} bytes in all, the {kind.replace("_", "-")} {sum(want)}: '
                + ('each device sends k-1 chunks in the reduce-scatter and k-1 in the all-gather, one per step, no more'
                   if kind == 'ring' else 'each device sends k-1 chunks, one per step, no more'
