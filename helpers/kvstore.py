@@ -152,6 +152,7 @@ def store_memory(cases, k, size=16_000_000, timeout=300):
     code = ('import json; from helpers.kvstore import _measure_memory; '
             f'print(json.dumps([_measure_memory({list(cases)!r}, n, {size}) for n in {ks!r}]))')
     env = dict(os.environ, OMP_NUM_THREADS='1')
+    mx.nd.waitall()        # Python 3.9 forks holding its lock: no emulated message may be in flight (helpers.link)
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                           timeout=timeout, env=env, start_new_session=True)
     if proc.returncode != 0:

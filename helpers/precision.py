@@ -131,10 +131,11 @@ def amp_probe(target_dtype, batch_size=16, seed=0):
     operators for the whole process, for good: run this in a fresh process,
     ``helpers.memory.in_fresh_process('helpers.precision.amp_probe', 'float16')``.
 
-    Returns a dict: the dtype of the first convolution's output and of the network's output, the
-    loss scale AMP starts with, the dtype of the weights and their gradients after one step of
-    ``Trainer`` with AMP's loss scaling, and ``error``: the last line of MXNet's error if a step
-    failed (MXNet reports an operator's failure when its result is read)."""
+    Returns a dict: the dtype of the first convolution's output (inferred when it is pushed),
+    whether that convolution was then computed, the dtype of the network's output, the loss scale
+    AMP starts with, the dtype of the weights and their gradients after one step of ``Trainer``
+    with AMP's loss scaling, and ``error``: the last line of MXNet's error if a step failed (MXNet
+    reports an operator's failure when its result is read)."""
     checks.choice(target_dtype, 'target_dtype', ('float16', 'bfloat16'))   # all before amp.init(): for good
     batch_size, seed = checks.whole(batch_size, 'batch_size', 1, 1 << 16), checks.whole(seed, 'seed')
     from mxnet import gluon
@@ -151,7 +152,10 @@ def amp_probe(target_dtype, batch_size=16, seed=0):
         return np.dtype(dtype).names[0] if np.dtype(dtype).names else np.dtype(dtype).name
 
     try:
-        found['first convolution output'] = name(net[0](X).dtype)
+        first = net[0](X)
+        found['first convolution output'] = name(first.dtype)          # inferred when it is pushed
+        first.wait_to_read()                                           # computed: raises if it cannot be
+        found['first convolution computed'] = True
         found['network output'] = name(net(X).dtype)
         trainer = gluon.Trainer(list(net.collect_params().values()), 'sgd', {'learning_rate': 0.1})
         amp.init_trainer(trainer)

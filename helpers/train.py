@@ -19,7 +19,7 @@ import numpy as np
 from mxnet import autograd, gluon, nd
 
 from helpers import checks
-from helpers.comm import allreduce
+from helpers.comm import allreduce, copy_to
 from helpers.models import lenet_scratch, replicate_params
 from helpers.split import split_batch
 
@@ -36,9 +36,9 @@ def sgd(params, lr, batch_size):
         p -= lr * p.grad / batch_size
 
 
-def train_batch_scratch(X, y, device_params, devices, lr):
-    """One data-parallel SGD step, all by hand: split, forward/backward, allreduce, update
-    (notebook 05). Returns each device's loss sum, not read yet."""
+def train_batch_scratch(X, y, device_params, devices, lr, send=copy_to):
+    """One data-parallel SGD step, all by hand: split, forward/backward, allreduce (every message
+    through ``send``), update (notebook 05). Returns each device's loss sum, not read yet."""
     checks.replicas(device_params, devices)
     X_shards, y_shards = split_batch(X, y, devices)
     with autograd.record():                    # forward on every device, on its own shard
@@ -46,7 +46,7 @@ def train_batch_scratch(X, y, device_params, devices, lr):
     for l in ls:                               # backward on every device
         l.backward()
     for i in range(len(device_params[0])):     # sum each parameter's gradient across devices
-        allreduce([ps[i].grad for ps in device_params])
+        allreduce([ps[i].grad for ps in device_params], send)
     for ps in device_params:                   # the same update on every device
         sgd(ps, lr, X.shape[0])
     return [l.sum() for l in ls]

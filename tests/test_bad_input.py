@@ -374,8 +374,9 @@ ENTRIES = {
         name=Choice(tuple(__import__('helpers.costmodel').costmodel.LINKS)), step=Positive(), nbytes=Positive(),
         names={'name': ('link',)}),
     'helpers.link.overhead': Sweep(
-        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2, rounds=1), devices=Maybe(Devices(minimum=2)),
-        messages=Count(1, 10_000), rounds=Count(1, 1_000)),
+        lambda: dict(devices=[mx.cpu(0), mx.cpu(1)], messages=2, rounds=1, allreduce=None),
+        devices=Maybe(Devices(minimum=2)), messages=Count(1, 10_000), rounds=Count(1, 1_000),
+        allreduce=Maybe(Callable())),
     'helpers.link.LinkStore': Sweep(
         lambda: dict(link=None, allreduce=__import__('helpers.comm').comm.allreduce_naive),
         link=Obj((__import__('helpers.link').link.Link,), none=True), allreduce=Callable()),
@@ -918,7 +919,9 @@ ENTRIES = {
         names={'X': ('example', 'split_and_load'), 'device_params': ('replica', 'parameter')},
         device_params=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'),
                                                  Bad(good[:1], ValueError, 'one replica short')]),
-        free={'y': 'as X (split_batch checks both)'}),
+        free={'y': 'as X (split_batch checks both)',
+              'send': "a function: called for every message; a non-function fails at the first transfer with "
+                      "Python's TypeError"}),
     'helpers.train.train_batch': Sweep(
         lambda: dict(zip(('net', 'trainer'), _net_and_trainer()), X=_images(4), y=nd.array([1, 2, 3, 4]), devices=CPU,
                      weights=None),

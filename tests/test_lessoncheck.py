@@ -190,7 +190,7 @@ def shard_sizes(n, k, weights=None):
         'helpers.train.train_batch_scratch', ('sgd(ps, lr, X.shape[0])', 'sgd(ps, lr, 1)')),
         'divide the summed gradient by the batch size'),
     'a step that never sums the gradients': ('helpers.train.train_batch_scratch', broken(
-        'helpers.train.train_batch_scratch', ('allreduce([ps[i].grad for ps in device_params])', 'pass')),
+        'helpers.train.train_batch_scratch', ('allreduce([ps[i].grad for ps in device_params], send)', 'pass')),
         'sum the gradients across devices'),
     'an sgd that forgets to divide by the batch size': ('helpers.train.sgd', '''
 def sgd(params, lr, batch_size):
