@@ -687,6 +687,14 @@ ENTRIES = {
         qualname=Choice(tuple(__import__('helpers.lessoncheck').lessoncheck.CHECKS)),
         fn=Callable(), reported={'fn': lambda report: not report.ok},
         names={'qualname': ('lesson', 'check')}),
+    'helpers.lessoncheck.graded': Sweep(
+        lambda: dict(qualname='helpers.comm.copy_to', cells=['', 'def copy_to(x, to):\n    return x.copyto(to)\n']),
+        run_baseline='it starts a fresh Python; tests/test_assignments.py runs it, and nbgrader runs it there too',
+        qualname=Choice(tuple(__import__('helpers.lessoncheck').lessoncheck.CHECKS)),
+        cells=Custom([Bad('def copy_to(x, to): pass', TypeError, 'one string, not a list of them'),
+                      Bad(None, TypeError, 'None'), Bad([1, 2], TypeError, 'not strings'),
+                      Bad({'In': []}, TypeError, 'a dict')]),
+        names={'qualname': ('lesson', 'check')}),
     **{f'helpers.lessoncheck.check_{lesson.rpartition(".")[2]}': Sweep(
         lambda lesson=lesson: dict(fn=_lesson(lesson)), run_baseline='its laws run in tests/test_lessoncheck.py',
         fn=Callable(), errors={'fn': __import__('helpers.lessoncheck').lessoncheck.CheckFailed},
