@@ -25,7 +25,7 @@ What is compared (the same model, LeNet, optimiser, plain SGD, and batch size ev
 
 With ``--all``, also (in every worker):
 
-- Gluon hybridized, k devices: ``net.hybridize()`` (notebook 06 explains this comparison);
+- Gluon hybridized, k devices: ``net.hybridize()`` (notebook 06's exercise 4 explains this comparison);
 - tutorial, 1 device / k devices: the classic straight-dope / d2l multi-GPU loop: a
   ``gluon.data.DataLoader`` over a dataset of uint8 HWC images with a per-example
   ``transforms.ToTensor()`` (as ``gluon.data.vision.FashionMNIST(...).transform_first(ToTensor())``),

@@ -32,8 +32,9 @@ the normal import of ``mxnet`` go on. So:
 THREE DEFAULTS THAT ARE NOT COMPATIBILITY FIXES, set at the same moment (:data:`ENGINE_DEFAULTS`),
 each unless the environment already sets it.
 
-``MXNET_ENFORCE_DETERMINISM=1`` and ``MXNET_CUDNN_AUTOTUNE_DEFAULT=0``: notebooks 05 and 06 assert
-that two runs on the same devices agree to the last bit, in separate processes too. On GPUs that needs
+``MXNET_ENFORCE_DETERMINISM=1`` and ``MXNET_CUDNN_AUTOTUNE_DEFAULT=0``: notebook 05 asserts that two
+runs on the same devices agree to the last bit, in separate processes too (tests/test_train.py), and
+notebook 06 that Gluon's step is notebook 05's, bit for bit. On GPUs that needs
 both, and is not guaranteed by them (none of it has run on a GPU here). The first lets cuDNN's
 convolutions and max pooling use only the algorithms cuDNN reports as deterministic (AlgoFinalSelect in
 src/operator/nn/cudnn/cudnn_convolution-inl.h and cudnn_deconvolution-inl.h, CuDNNPoolingOp::Init in

@@ -6,14 +6,14 @@
   the devices in one call (notebooks 06-09);
 - :func:`resnet18` -- d2l's ResNet-18 variant for 28x28 images (3x3 first convolution, no max
   pooling), with a ``width`` knob: ``width=64`` is d2l's network, smaller widths keep the same
-  architecture with fewer channels, which CPU stand-ins can train in a minute (notebook 06);
+  architecture with fewer channels, which CPU stand-ins can train in a minute (notebook 06, exercise 1);
 - :func:`batchnorm_step` -- one training-mode forward and backward of a fresh BatchNorm (or
   SyncBatchNorm) layer on a batch split over devices: its outputs and every device's running mean
-  (notebook 06);
+  (notebook 06, exercise 2);
 - :func:`sync_batchnorm_steps` -- the same for ``SyncBatchNorm``, in a fresh process stopped after a
-  timeout: the layer waits at a barrier without a timeout of its own (notebook 06);
+  timeout: the layer waits at a barrier without a timeout of its own (notebook 06, exercise 2);
 - :func:`equal_weight_batchnorm` -- what ``SyncBatchNorm`` computes, in NumPy: the shards' statistics
-  averaged with equal weight, whatever the shards' sizes (notebook 06).
+  averaged with equal weight, whatever the shards' sizes (notebook 06, exercise 2).
 
 Both LeNets use ReLU and max pooling (the modern variant, not the 1998 sigmoid/average-pool one):
 with plain SGD they reach about 0.88 test accuracy on Fashion-MNIST in a few epochs. Every builder

@@ -1,5 +1,6 @@
 """A device listed twice, `[cpu(0), cpu(0)]` (the classic Gluon multi-GPU tutorial's fallback for one GPU or
-none), as notebook 06 shows it: what MXNet 1.9.1 and Gluon do with it, and why the series' helpers refuse it."""
+none), as notebook 06's exercise 6 shows it: what MXNet 1.9.1 and Gluon do with it, and why the series'
+helpers refuse it."""
 import numpy as np
 import mxnet as mx
 import pytest
