@@ -18,3 +18,13 @@ def test_the_network_jobs_share_a_group():
              'notebooks/08-across-machines.ipynb::Cell 3', 'notebooks/solutions/09-scaling-solutions.ipynb::Cell 1']
     assert {group(n) for n in names} == {'network'}
     assert group('notebooks/10-overlap-and-buckets.ipynb::Cell 1') != 'network'
+
+
+def test_the_longest_groups_are_queued_first_and_the_unit_tests_last():
+    from tools.pytest_groups import rank
+    order = ['tests/test_split.py::t', 'notebooks/05-lenet-from-scratch-on-k-devices.ipynb::Cell 3',
+             'tests/test_browser.py::t', 'notebooks/08-across-machines.ipynb::Cell 1', 'tests/test_dist.py::t']
+    assert sorted(order, key=rank) == ['notebooks/08-across-machines.ipynb::Cell 1', 'tests/test_dist.py::t',
+                                       'tests/test_browser.py::t',
+                                       'notebooks/05-lenet-from-scratch-on-k-devices.ipynb::Cell 3',
+                                       'tests/test_split.py::t']

@@ -17,6 +17,12 @@ reads, so under pytest 9 every test ran as a group of its own and a notebook's c
 over workers (each failing on the names the others defined). Grouping by node id in the
 scheduler (xdist's ``LoadScopeScheduling``, whose ``_split_scope`` we override) works with every
 pytest. Without ``-n`` nothing here runs.
+
+WHY the longest groups first: the scheduler hands out groups in collection order, and a worker
+that takes a group of several minutes near the end leaves the other idle (`tests/` collects before
+`notebooks/`, so the notebooks, the longest groups after the network jobs and the browser tests,
+came last). Longest first, then the notebooks, then the unit test files, so that many short groups
+fill in at the end: the usual greedy rule for balancing jobs over machines.
 """
 import os
 
@@ -35,6 +41,24 @@ def group(nodeid):
     if path in NETWORK or (path.endswith('.ipynb') and os.path.basename(path).startswith(NETWORK_NOTEBOOKS)):
         return 'network'
     return path
+
+
+# The groups that take minutes, longest first (measured by make test's --durations).
+FIRST = ('network', 'browser')
+
+
+def rank(nodeid):
+    """Where the group of ``nodeid`` goes in the queue: :data:`FIRST`, then notebooks, then the rest."""
+    name = group(nodeid)
+    if name in FIRST:
+        return FIRST.index(name)
+    return len(FIRST) + (0 if name.endswith('.ipynb') else 1)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """With ``--dist loadgroup``: the items sorted by :func:`rank`, each group's own order kept."""
+    if getattr(config.option, 'dist', 'no') == 'loadgroup':
+        items.sort(key=lambda item: rank(item.nodeid))
 
 
 @pytest.hookimpl(optionalhook=True)     # a hook of pytest-xdist: unknown to pytest without it
