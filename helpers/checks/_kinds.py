@@ -235,13 +235,18 @@ def _is_array(value):
 def numeric(values, name):
     """``values`` as a NumPy array of numbers, any shape (notebook 04): ``TypeError`` for strings,
     dicts, None or anything NumPy cannot read as numbers."""
+    return _numbers(values, name, 'an array of numbers')
+
+
+def _numbers(values, name, what):
+    """:func:`numeric`, and the first check of :func:`vector`; ``what`` names what was expected."""
     import numpy as np
     if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
-        raise TypeError(f'{name} must be an array of numbers, got {_short(values)} ({type(values).__name__})')
+        raise TypeError(f'{name} must be {what}, got {_short(values)} ({type(values).__name__})')
     try:
         array = np.asarray(values.asnumpy() if hasattr(values, 'asnumpy') else values)
     except (TypeError, ValueError):
-        raise TypeError(f'{name} must be an array of numbers, got {_short(values)}') from None
+        raise TypeError(f'{name} must be {what}, got {_short(values)}') from None
     if array.dtype.kind not in 'iuf':
         raise TypeError(f'{name} must hold numbers, got {_short(values)} (dtype {array.dtype})')
     return array
@@ -250,14 +255,7 @@ def numeric(values, name):
 def vector(values, name):
     """``values`` as a 1-D float32 NumPy array of finite numbers, at least one (notebook 07)."""
     import numpy as np
-    if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
-        raise TypeError(f'{name} must be a 1-D array of numbers, got {_short(values)} ({type(values).__name__})')
-    try:
-        array = np.asarray(values.asnumpy() if hasattr(values, 'asnumpy') else values)
-    except (TypeError, ValueError):
-        raise TypeError(f'{name} must be a 1-D array of numbers, got {_short(values)}') from None
-    if array.dtype.kind not in 'iuf':
-        raise TypeError(f'{name} must hold numbers, got {_short(values)} (dtype {array.dtype})')
+    array = _numbers(values, name, 'a 1-D array of numbers')
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f'{name} must be a non-empty 1-D array, got shape {array.shape}')
     if not np.all(np.isfinite(array)):
