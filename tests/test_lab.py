@@ -8,7 +8,6 @@ import glob
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
@@ -17,6 +16,7 @@ import urllib.request
 import pytest
 
 from conftest import NOTEBOOKS, ROOT
+from helpers import procs
 from helpers.job import loopback_address
 
 TOKEN = 'nbval-lab-test'
@@ -70,12 +70,11 @@ def lab_server(log, env=None, timeout=120):
                 time.sleep(0.5)
         yield f'http://{host}:{port}', log
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        # make, JupyterLab and its kernels: a kernel leads a session of its own, and a JupyterLab
+        # given SIGTERM while a kernel runs can hang in its shutdown, its port already closed (a
+        # server and a kernel of a fresh-clone run were still there 38 minutes after it ended).
+        left = procs.kill_group(proc, grace=20)
+        assert not left, f'JupyterLab left processes behind: {left}'
     time.sleep(0.5)
     with socket.socket() as s:  # no one listens on the port any more: the server is gone
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # ignore our own TIME_WAIT connections
