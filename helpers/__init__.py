@@ -24,6 +24,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``buckets``    sending gradients during backward; fusing them into buckets    -- notebook 10
 - ``memory``     bytes per device, from MXNet's own storage counters             -- notebook 11
 - ``sharding``   the sharded optimizer: the update between the ring's halves    -- notebook 11
+- ``zero``       sharding everything: ZeRO-2 and ZeRO-3 by hand, layer by layer  -- notebook 12
 - ``precision``  16-bit gradients on the wire, loss scaling, MXNet's AMP         -- notebook 12
 - ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 12
 - ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 12
@@ -45,6 +46,6 @@ LAYERS = {
                        'plot', 'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist', 'pushpull'],
-    'training': ['train', 'sharding', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
+    'training': ['train', 'sharding', 'zero', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
                  'lessoncheck'],
 }

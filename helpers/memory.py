@@ -58,7 +58,7 @@ class StorageMeter:
         mx.profiler.set_config(profile_memory=True, profile_imperative=False, profile_symbolic=False,
                                profile_api=False, aggregate_stats=False, filename=self._path)
         mx.profiler.set_state('run')
-        self._running = True
+        self._running, self._since, self._held = True, 0, {}
 
     def _device(self, lane, cpu_lanes):
         if lane.startswith(('cpu/', 'gpu/')):
@@ -67,20 +67,39 @@ class StorageMeter:
             return {'cpu pinned/': f'cpu({cpu_lanes})', 'cpu shared/': f'cpu({cpu_lanes + 1})'}.get(lane, lane)
         return lane
 
-    def read(self):
-        """``{device: bytes}`` held now, per MXNet's storage profiler (notebook 11)."""
-        if not self._running:
-            raise RuntimeError('this StorageMeter was stopped')
+    def _counters(self):
         gc.collect()                             # arrays kept only by reference cycles are freed,
         mx.nd.waitall()                          # and the engine's frees happen, before we read
         mx.profiler.dump(finished=False)
         with open(self._path) as f:
             text = f.read()
         cpu_lanes = sum(1 for name, _ in _LANE.findall(text) if name.startswith('cpu/'))
+        return [(int(ts), self._device(lane, cpu_lanes), int(value))      # in time order: the dump is
+                for ts, lane, value in sorted(_COUNTER.findall(text), key=lambda c: int(c[0]))]   # by thread
+
+    def read(self):
+        """``{device: bytes}`` held now, per MXNet's storage profiler (notebook 11)."""
+        if not self._running:
+            raise RuntimeError('this StorageMeter was stopped')
         held = {}
-        for _, lane, value in sorted(_COUNTER.findall(text), key=lambda c: int(c[0])):
-            held[self._device(lane, cpu_lanes)] = int(value)     # the latest value wins: the dump
-        return held                                              # is grouped by thread, not by time
+        for ts, device, value in self._counters():
+            held[device] = value                 # the latest value wins
+            self._since = max(self._since, ts)
+        self._held = held
+        return held
+
+    def peak(self):
+        """``{device: bytes}``: the most each device held at any moment since the last :meth:`read`
+        (or :meth:`peak`), every allocation and free of the engine counted (notebook 12)."""
+        if not self._running:
+            raise RuntimeError('this StorageMeter was stopped')
+        since, high = self._since, dict(self._held)
+        for ts, device, value in self._counters():
+            if ts > since:
+                high[device] = max(high.get(device, 0), value)
+                self._held[device] = value
+                self._since = max(self._since, ts)
+        return high
 
     def stop(self):
         """Stop the profiler (notebook 11)."""

@@ -49,6 +49,7 @@ from helpers.lessoncheck.scaling import *                    # noqa: F401,F403  
 from helpers.lessoncheck.buckets import *                    # noqa: F401,F403  notebook 10
 from helpers.lessoncheck.buckets import _small_losses, _small_net  # noqa: F401  tests/test_buckets.py's net
 from helpers.lessoncheck.sharding import *                   # noqa: F401,F403  notebook 11
+from helpers.lessoncheck.zero import *                       # noqa: F401,F403  notebook 12
 from helpers.lessoncheck.precision import *                  # noqa: F401,F403  notebook 12
 from helpers.lessoncheck.accumulation import *               # noqa: F401,F403  notebook 12
 from helpers.lessoncheck.checkpoint import *                 # noqa: F401,F403  notebook 12
