@@ -50,7 +50,7 @@ from helpers.train import sgd, loss, train_batch
 
 
 def _define(source, name):
-    """A function as a reader's notebook cell defines it (the names notebooks 04-12 import)."""
+    """A function as a reader's notebook cell defines it (the names notebooks 04-13 import)."""
     namespace, cell = {}, f'/tmp/ipykernel_0/{abs(hash(source))}.py'
     source = PREAMBLE + source
     linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)     # as IPython does for a cell
