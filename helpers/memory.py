@@ -1,4 +1,4 @@
-"""How many bytes MXNet holds on each device, from MXNet's own accounting (notebooks 11 and 12).
+"""How many bytes MXNet holds on each device, from MXNet's own accounting (notebooks 11-13).
 
 MXNet allocates every NDArray's memory through one object, its storage (``StorageImpl::Alloc`` and
 ``Free``, src/storage/storage.cc, MXNet 1.9.1), and that object reports every allocation and every
@@ -68,11 +68,16 @@ class StorageMeter:
         return lane
 
     def _counters(self):
-        gc.collect()                             # arrays kept only by reference cycles are freed,
-        mx.nd.waitall()                          # and the engine's frees happen, before we read
-        mx.profiler.dump(finished=False)
-        with open(self._path) as f:
-            text = f.read()
+        found = None
+        for _ in range(10):                      # until a wait frees nothing more: an operator lets go of
+            gc.collect()                         # its arrays only after the engine counted it done, so
+            mx.nd.waitall()                      # a free can follow a wait (a copy's source, measured)
+            mx.profiler.dump(finished=False)
+            with open(self._path) as f:
+                text = f.read()
+            if found == len(_COUNTER.findall(text)):
+                break
+            found = len(_COUNTER.findall(text))
         cpu_lanes = sum(1 for name, _ in _LANE.findall(text) if name.startswith('cpu/'))
         return [(int(ts), self._device(lane, cpu_lanes), int(value))      # in time order: the dump is
                 for ts, lane, value in sorted(_COUNTER.findall(text), key=lambda c: int(c[0]))]   # by thread
@@ -110,8 +115,8 @@ class StorageMeter:
 
 
 def in_fresh_process(function, *args, timeout=600):
-    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks 11
-    and 12). ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
+    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks
+    11-13). ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
     the arguments must be JSON-able. A memory measurement needs a process where nothing was allocated
     before the meter started; a global switch such as ``mxnet.contrib.amp.init()`` must not change
     the notebook's own process."""

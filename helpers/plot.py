@@ -318,8 +318,12 @@ def timelines(panels, classify=None, min_width=0.0, figsize=None, alt=None):
         ax.set_ylim(len(devices) - 0.4, -0.6)
         ax.set_title(title, loc='left')
     axes[-1, 0].set_xlabel('time (ms)')
-    if classify:
-        fig.legend(loc='upper left', bbox_to_anchor=(1.0, 0.95), frameon=False)   # beside, off the data
+    if classify:                                  # each phase once, though several panels draw it
+        found = {}
+        for handle, label in (hl for ax in axes[:, 0] for hl in zip(*ax.get_legend_handles_labels())):
+            found.setdefault(label, handle)
+        fig.legend(found.values(), found.keys(), loc='upper left', bbox_to_anchor=(1.0, 0.95),
+                   frameon=False)                 # beside, off the data
     fig.tight_layout()
     fig._numbers = _span_table({title: (spans, classify) for title, spans in panels.items()})
     show(alt, fig)

@@ -88,7 +88,7 @@ def mlp_params(flats, units):
 def mlp(X, params):
     """The forward pass of the perceptron of :func:`mlp_params`' parameters (a ReLU after every
     layer but the last), for notebook 11's ``forward_backward(..., forward=mlp)`` (notebook 12)."""
-    params = checks.parameters(params)
+    checks.mlp(X, params)
     for j in range(0, len(params), 2):
         X = nd.FullyConnected(X, params[j], params[j + 1], num_hidden=params[j].shape[0])
         X = nd.relu(X) if j + 2 < len(params) else X
@@ -115,7 +115,7 @@ def shard(flat, devices):
 def gather(shards, send=copy_to):
     """Every device's whole (padded) unit from the k shards: each puts its own in place, then
     notebook 04's ring all-gather (notebook 12). Returns k new arrays."""
-    k = checks.unit_shards(shards)
+    k = checks.gather(shards, send)
     fulls = [nd.empty(k * s.size, ctx=s.context, dtype=s.dtype) for s in shards]
     for i, (s, f) in enumerate(zip(shards, fulls)):
         mine(f, i, k)[:] = s
@@ -213,7 +213,7 @@ def attach_grads(model):
 def train_batch_zero(X, y, model, devices, updaters, send=copy_to, prefetch=False):
     """One ZeRO-2 or ZeRO-3 step: forward and backward layer by layer through :class:`ZeroLayer`,
     then each device updates its shards only (ZeRO-2: and all-gathers the weights) (notebook 12)."""
-    checks.zero_step(model, devices, updaters)
+    checks.zero_step(model, devices, updaters, prefetch)
     X_shards, y_shards = split_batch(X, y, devices)
     fetch = Fetcher(model.shards, send, prefetch) if model.full is None else lambda j, step, xs: model.full[j]
     with autograd.record():
@@ -347,6 +347,9 @@ def measure_stages(cases, sizes, batch=8, seed=0):
     import mxnet as mx
     cases = checks.stage_cases(cases, STAGES + ('ZeRO-3 under autograd',))
     units, batch, seed = mlp_units(sizes), checks.whole(batch, 'batch', 1), checks.whole(seed, 'seed')
+    if max(k for k, _ in cases) > batch:
+        raise ValueError(f'cases: {max(k for k, _ in cases)} devices for a batch of {batch}: every device needs '
+                         'an example')
     flats = init_mlp(units, seed)
     rng = np.random.default_rng(seed)
     X = nd.array(rng.standard_normal((batch, units[0].fan_in)), dtype='float32')
@@ -354,7 +357,7 @@ def measure_stages(cases, sizes, batch=8, seed=0):
     nd.waitall()
     meter, results = StorageMeter(), []
     for k, stage in cases:
-        devices = [mx.cpu(i) for i in range(checks.whole(k, 'k', 1, batch))]
+        devices = [mx.cpu(i) for i in range(k)]
         state, weights, grads = _built(meter, stage, flats, units, devices)
         updaters = adam_updaters(devices, 1e-3, batch)
         step(stage, X, y, state, devices, updaters)

@@ -1,6 +1,6 @@
-"""The guards of the training helpers (``helpers.LAYERS``; notebooks 05-12): the training step and
+"""The guards of the training helpers (``helpers.LAYERS``; notebooks 05-13): the training step and
 loop, a worker of a distributed job, large batches and the speed-up model, flat and sharded
-replicas, loss scaling, accumulation and checkpoints.
+replicas, ZeRO-2 and ZeRO-3, loss scaling, accumulation and checkpoints.
 """
 import collections.abc
 
@@ -13,8 +13,8 @@ __all__ = ['replicas', 'update', 'gluon_step', 'batches', 'evaluation', 'loop', 
            'worker_shard', 'worker', 'option', 'results', 'byte_counters', 'epoch_model', 'pushpull', 'measured_step',
            'warmup', 'large_batch', 'grid_runs', 'flat_replicas', 'views', 'updaters', 'memory_cases', 'loss_scale',
            'scaled_step', 'accumulation', 'checkpoint', 'layer_sizes', 'units', 'unit_arrays', 'chunk_of', 'shard',
-           'unit_shards', 'unit_weights', 'dense', 'dense_grads', 'fetcher', 'zero_layer', 'zero_parts', 'zero_model',
-           'zero_step', 'stage_cases']
+           'unit_shards', 'gather', 'mlp', 'unit_weights', 'dense', 'dense_grads', 'fetcher', 'zero_layer',
+           'zero_parts', 'zero_model', 'zero_step', 'stage_cases']
 
 
 # ----------------------------------------------------------------- helpers.train (notebooks 05, 06)
@@ -42,7 +42,7 @@ def replicas(device_params, devs):
 def update(params, lr, batch_size):
     """The arguments of minibatch SGD (notebook 05): NDArrays with gradients, a learning rate > 0
     and a batch size > 0 (0 would divide by zero: every weight inf or nan). A number, not only a
-    whole one: notebook 12 divides by its loss scale there."""
+    whole one: notebook 13 divides by its loss scale there."""
     parameters(params, grads=True)
     positive(lr, 'lr')
     positive(batch_size, 'batch_size')
@@ -331,9 +331,9 @@ def memory_cases(cases):
     return found
 
 
-# ------------------------ helpers.precision, helpers.accumulation, helpers.checkpoint (notebook 12)
+# ------------------------ helpers.precision, helpers.accumulation, helpers.checkpoint (notebook 13)
 def loss_scale(scale, updated, good_steps, growth_interval):
-    """The arguments of dynamic loss scaling (notebook 12): ``scale`` a finite number > 0, ``updated``
+    """The arguments of dynamic loss scaling (notebook 13): ``scale`` a finite number > 0, ``updated``
     True or False, ``0 <= good_steps < growth_interval`` (at or past it the scale would never grow
     again: the count only meets ``growth_interval`` going up by one); returns ``(scale, good_steps)``."""
     flag(updated, 'updated')
@@ -342,7 +342,7 @@ def loss_scale(scale, updated, good_steps, growth_interval):
 
 
 def scaled_step(device_params, devs, lr, scale):
-    """The arguments of a loss-scaled step (notebook 12): :func:`replicas`, a learning rate and a
+    """The arguments of a loss-scaled step (notebook 13): :func:`replicas`, a learning rate and a
     loss scale, each a finite number > 0 (a scale of nan would skip every step as an overflow)."""
     replicas(device_params, devs)
     positive(lr, 'lr')
@@ -350,7 +350,7 @@ def scaled_step(device_params, devs, lr, scale):
 
 
 def accumulation(micro_batches, device_params, devs, lr):
-    """The arguments of an accumulated step (notebook 12): a non-empty list of micro-batches
+    """The arguments of an accumulated step (notebook 13): a non-empty list of micro-batches
     ``(X, y)``, :func:`replicas` and a learning rate > 0. Nothing is computed before this passes."""
     replicas(device_params, devs)
     positive(lr, 'lr')
@@ -365,7 +365,7 @@ def accumulation(micro_batches, device_params, devs, lr):
 
 def checkpoint(prefix, net, trainer, device=None, load=False):
     """The arguments of ``save_checkpoint`` (a ``device`` the network lives on) and, with ``load``,
-    of ``load_checkpoint`` (a checkpoint at ``prefix``) (notebook 12). Nothing is written or read
+    of ``load_checkpoint`` (a checkpoint at ``prefix``) (notebook 13). Nothing is written or read
     before this passes."""
     import os
     path(prefix, 'prefix')
@@ -390,10 +390,10 @@ _UNIT_FIELDS = ('fan_in', 'fan_out', 'relu')
 def layer_sizes(sizes):
     """``list(sizes)``: the widths of a perceptron's layers, inputs first (notebook 12): at least two
     whole numbers >= 1."""
-    found = ordered(sizes, 'sizes')
+    found = [whole(s, f'sizes[{i}]', 1, 1 << 20) for i, s in enumerate(ordered(sizes, 'sizes'))]
     if len(found) < 2:
         raise ValueError(f'sizes must give at least two widths (inputs and outputs), got {found}')
-    return [whole(s, f'sizes[{i}]', 1, 1 << 20) for i, s in enumerate(found)]
+    return found
 
 
 def _unit(u, name):
@@ -512,6 +512,29 @@ def _model_shards(values, name):
     return found
 
 
+def gather(values, send):
+    """The shards of one unit (:func:`unit_shards`) and a send function (notebook 12); returns ``k``."""
+    function(send, 'send')
+    return unit_shards(values)
+
+
+def mlp(X, params):
+    """A batch ``X`` and a perceptron's parameters ``[W0, b0, W1, b1, ...]`` (notebook 12): weight
+    matrices and biases that fit each other and ``X``'s features."""
+    import numpy as np
+    ndarray(X, 'X')
+    params = parameters(params)
+    if not params or len(params) % 2:
+        raise ValueError(f'params must be weight matrices and biases in pairs, got {len(params)} array(s)')
+    width = int(np.prod(X.shape[1:])) if X.ndim >= 2 else None
+    for j in range(0, len(params), 2):
+        W, b = params[j], params[j + 1]
+        if W.ndim != 2 or b.shape != (W.shape[0],) or W.shape[1] != width:
+            raise ValueError(f'params[{j}] and params[{j + 1}] must be a weight matrix (outputs, {width}) and its '
+                             f'bias for the examples of X, got {W.shape} and {b.shape}')
+        width = W.shape[0]
+
+
 def fetcher(values, send, prefetch):
     """Every unit's shards (one list per unit, :func:`unit_shards`, on the same devices), a send function and
     whether to prefetch (notebook 12); returns them."""
@@ -557,16 +580,20 @@ def zero_model(model, grads=True):
     return model
 
 
-def zero_step(model, devs, updaters):
+def zero_step(model, devs, updaters, prefetch=False):
     """The input of a ZeRO-2 or ZeRO-3 step (notebook 12): a :func:`zero_model` with gradients, its
-    shards on ``devs`` (one per device) and one optimizer updater per device; returns ``k``."""
+    shards on ``devs`` (one per device), one optimizer updater per device, and whether to prefetch;
+    returns ``k``."""
     zero_model(model)
+    flag(prefetch, 'prefetch')
     devs = devices(devs)
     if [s.context for s in model.shards[0]] != list(devs):
         raise ValueError(f'model\'s shards live on {[s.context for s in model.shards[0]]}, not on the devices '
                          f'{devs}: one shard per device, in order')
-    if not isinstance(updaters, (list, tuple)) or len(updaters) != len(devs):
-        raise ValueError('updaters must be a list of one optimizer updater per device')
+    if not isinstance(updaters, (list, tuple)):
+        raise TypeError(f'updaters must be a list of one optimizer updater per device, got {_short(updaters)}')
+    if len(updaters) != len(devs):
+        raise ValueError(f'got {len(updaters)} updater(s) for {len(devs)} device(s): need one updater per device')
     for i, u in enumerate(updaters):
         if not callable(u):
             raise TypeError(f'updaters[{i}] must be callable, e.g. mx.optimizer.get_updater(opt), got {_short(u)}')
