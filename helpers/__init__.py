@@ -45,7 +45,8 @@ LAYERS = {
     'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing', 'tracing', 'memory',
                        'plot', 'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
-    'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job', 'placement', 'cluster', 'dist', 'pushpull'],
+    'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job_faults', 'job', 'placement', 'cluster', 'dist',
+                        'pushpull'],
     'training': ['train', 'sharding', 'zero', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
                  'lessoncheck'],
 }

@@ -29,15 +29,20 @@ the normal import of ``mxnet`` go on. So:
 - with NumPy 1.23.5 (Python 3.9 to 3.11) it changes nothing: every name is still there;
 - a failure here never stops Python from starting, nor hides MXNet's own error: it is a warning.
 
-TWO DEFAULTS THAT ARE NOT COMPATIBILITY FIXES, set at the same moment (:data:`ENGINE_DEFAULTS`), each
-unless the environment already sets it.
+THREE DEFAULTS THAT ARE NOT COMPATIBILITY FIXES, set at the same moment (:data:`ENGINE_DEFAULTS`),
+each unless the environment already sets it.
 
-``MXNET_ENFORCE_DETERMINISM=1``: on GPUs, cuDNN's convolutions and max-pooling use only algorithms
-that add in a fixed order (MXNet 1.9.1 reads it when it picks an algorithm: AlgoFinalSelect in
-src/operator/nn/cudnn/cudnn_convolution-inl.h, cudnn_deconvolution-inl.h, and cudnn_pooling-inl.h;
-docs/static_site/src/pages/api/faq/env_var.md). Notebooks 05 and 06 assert that two runs on the same
-devices agree to the last bit, which the fastest cuDNN algorithms (atomic additions) do not promise.
-Nothing else in MXNet reads it: CPU runs are unchanged.
+``MXNET_ENFORCE_DETERMINISM=1`` and ``MXNET_CUDNN_AUTOTUNE_DEFAULT=0``: notebooks 05 and 06 assert
+that two runs on the same devices agree to the last bit, in separate processes too. On GPUs that needs
+both, and is not guaranteed by them (none of it has run on a GPU here). The first lets cuDNN's
+convolutions and max pooling use only the algorithms cuDNN reports as deterministic (AlgoFinalSelect in
+src/operator/nn/cudnn/cudnn_convolution-inl.h and cudnn_deconvolution-inl.h, CuDNNPoolingOp::Init in
+cudnn_pooling-inl.h; docs/static_site/src/pages/api/faq/env_var.md); MXNet's own kernels that add with
+atomicAdd (gather_nd's backward, backward_gather_nd_gpu in src/operator/tensor/indexing_op.cu, among
+others the series does not use) ignore it. The second makes cuDNN's heuristics pick the algorithm
+(cudnnGet*_v7) instead of timing the candidates (cudnnFind*, MXNet's default of 1: param_.cudnn_tune in
+cudnn_convolution-inl.h), whose noise can pick another deterministic algorithm, with other roundings,
+in another process; the heuristic's choice may run slower. Nothing on a CPU reads either.
 
 ``MXNET_CPU_TEMP_COPY``, which has to be set before MXNet starts. Operators such as convolution
 borrow scratch memory ("temp space") from a pool that MXNet keeps for *all* CPU contexts together, 4
@@ -93,7 +98,7 @@ NUMPY2_FINANCIAL = ('mirr', 'npv', 'pmt', 'ppmt', 'pv', 'rate')
 NUMPY2_SUBMODULES = {'compat': {'basestring': str}}
 
 # Set in os.environ (only where the environment does not set them) right before MXNet starts.
-ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1'}
+ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1', 'MXNET_CUDNN_AUTOTUNE_DEFAULT': '0'}
 PTH_NAME = 'mxdp-mxnet-compat.pth'
 MODULE_NAME = '_mxdp_mxnet_compat'  # the name the .pth loads this file under (not `helpers.`...)
 

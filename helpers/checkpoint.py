@@ -214,4 +214,5 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    from helpers.job_node import run_script
+    run_script(main)        # on an exception: the traceback, then exit at once (run_script says why)

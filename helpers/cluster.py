@@ -7,6 +7,7 @@ import shlex
 import sys
 
 from helpers import checks
+from helpers.launcher import ROOT_URI_ENV
 
 __all__ = ['ssh_commands']
 
@@ -20,7 +21,7 @@ def _host_and_port(entry):
 
 
 def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_ROOT, python=None,
-                 interface=None, env=None):
+                 interface=None, env=None, scheduler=None):
     """Shell commands that run ``python -m helpers.dist_train SCRIPT_ARGS`` on ``hosts`` with MXNet's
     ssh launcher (notebook 08): ``{'hosts': the host file's text, 'check': one command per host,
     'launch': the launcher's command}``. One worker per host; ``num_servers`` servers (default: one
@@ -45,7 +46,10 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
     current directory, so the repository, its venv and the data must already be on every host at the
     same path: ``check`` verifies that, host by host. The scheduler runs where the launcher runs, at
     the address of that host's name (or of its default route's interface: ``get_host_ip``,
-    dmlc_tracker/tracker.py).
+    dmlc_tracker/tracker.py), or at ``scheduler`` (an IPv4 address of the launcher's host that every
+    host reaches), which the launch command pins (``MXDP_DIST_ROOT_URI``, read by
+    ``helpers.launcher``): the guess is wrong on a machine whose default route is not the cluster's
+    network, and a test on one machine keeps its scheduler on a loopback address of its own.
     """
     import ipaddress
     hosts = [h.strip() for h in checks.strings(hosts, 'hosts')]
@@ -55,6 +59,12 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
     hostfile, repo = checks.text(hostfile, 'hostfile'), checks.text(repo, 'repo')
     interface = None if interface is None else checks.text(interface, 'interface')
     env = {} if env is None else checks.mapping(env, 'env')
+    if scheduler is not None:
+        try:
+            ipaddress.IPv4Address(checks.text(scheduler, 'scheduler'))
+        except ValueError:
+            raise ValueError(f'scheduler = {scheduler!r} is not an IPv4 address: the scheduler binds it as '
+                             'given (DMLC_PS_ROOT_URI), and libzmq 4.2.2 refuses a host name') from None
     for what, value in [('repo', repo), ('python', python), ('hostfile', hostfile)] + [
             ('interface', interface)] * bool(interface) + [(f'env[{k!r}]', f'{k}={v}') for k, v in dict(env).items()]:
         if shlex.quote(str(value)) != str(value):       # ssh.py would pass its quotes on, broken
@@ -82,7 +92,8 @@ def ssh_commands(hosts, script_args, num_servers=None, hostfile='hosts', repo=_R
         check.append(f"ssh {'-p ' + port + ' ' if port else ''}{host} 'cd {shlex.quote(repo)} && "
                      + ' '.join(prefix + [shlex.quote(python)]) + f' -c "{data_check}"\'')
     command = prefix + [shlex.quote(python), '-m', 'helpers.dist_train']
-    launch = (f'cd {shlex.quote(repo)} && {shlex.quote(python)} -m helpers.launcher --launcher ssh '
+    pin = f'{ROOT_URI_ENV}={scheduler} ' if scheduler else ''
+    launch = (f'cd {shlex.quote(repo)} && {pin}{shlex.quote(python)} -m helpers.launcher --launcher ssh '
               f'-H {hostfile} -n {len(hosts)} -s {num_servers or len(hosts)} '
               + ' '.join(command + [shlex.quote(a) for a in script_args]))
     return {'hosts': '\n'.join(hosts), 'check': check, 'launch': launch}

@@ -12,9 +12,12 @@ the elementwise sum of all of them. Two algorithms, both in place:
 
 Both are written as separate MXNet operations issued from Python, and MXNet's engine orders
 operations per *array*: a slice or reshape shares its array's engine variable (``NDArray::Slice``,
-src/ndarray/ndarray.cc; ``NDArray::var``, include/mxnet/ndarray.h). So the ring's sends within one
-step, which read and write chunks of the same arrays, run one after the other, not at once
-(notebook 04 traces it); the KVStore's copies, which read k different arrays, do run at once.
+src/ndarray/ndarray.cc; ``NDArray::var``, include/mxnet/ndarray.h), and an operation that reads a
+variable waits for every earlier write to it. So each ring step issues its k sends before its
+additions: the sends read k different arrays and run at once (over an emulated link,
+:mod:`helpers.link`, each on its own ports: notebook 04 traces it); the all-gather passes on the
+array it received, not its copy in place. Issued the other way round, each device adding right
+after its message, every send would wait for the addition before it, one chain.
 
 Every transfer goes through one function, ``send(x, to)`` (default :func:`copy_to`): pass
 ``send=stats.send`` of a :class:`CommStats` to count the bytes each device sends and receives,
@@ -98,12 +101,12 @@ def allreduce_ring(arrays, send=copy_to):
     return all_gather(reduce_scatter(arrays, send), send)
 
 
-# Below this many elements per array, `allreduce` uses the naive algorithm (None: always). CPU:
-# measured on CPU stand-ins in notebook 04 (from 32 MiB on, the naive algorithm's freshly allocated
-# receive arrays make it lose). GPU: never the ring. The engine runs this ring's 2k(k-1) copies one
-# after the other (see the module docstring), so on GPUs it would put the same 2(k-1)N bytes on the
-# critical path as the naive algorithm, with k times as many launches. GPU training sums with the
-# KVStore ('device' or 'nccl', notebooks 06-07).
+# Below this many elements per array, `allreduce` uses the naive algorithm (None: always). CPU: a
+# heuristic measured on one machine, four CPU stand-ins with plain copies (notebook 04's aside):
+# below it the ring's 2k(k-1) messages, k(k-1) copies into place and k(k-1) additions cost more
+# Python and engine work than its fewer bytes save; from 32 MiB on, where each new receive array of
+# the naive algorithm takes fresh pages, the two drew level. GPU: never the ring -- not measured
+# here (no GPU); GPU training sums with the KVStore ('device' or 'nccl', notebooks 06-07).
 RING_MIN_ELEMENTS = {'cpu': 1 << 23, 'gpu': None}
 
 

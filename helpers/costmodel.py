@@ -129,9 +129,10 @@ LINK_SOURCES = {
                                   'direction). Every pair of GPUs gets all 300 GB/s per direction only through '
                                   'NVSwitch (HGX / DGX A100 boards); PCIe A100s bridged in pairs get it only '
                                   'within a pair',
-    '10 GbE': 'IEEE 802.3ae-2002: 10 Gb/s MAC data rate = 1.25 GB/s per direction',
-    '25 GbE': 'IEEE 802.3by-2016: 25 Gb/s MAC data rate = 3.125 GB/s per direction',
-    '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction',
+    '10 GbE': 'IEEE 802.3ae-2002: 10 Gb/s MAC data rate = 1.25 GB/s per direction (line rate: the payload of '
+              'TCP over 1500-byte frames is about 94 % of it)',
+    '25 GbE': 'IEEE 802.3by-2016: 25 Gb/s MAC data rate = 3.125 GB/s per direction (line rate)',
+    '100 GbE': 'IEEE 802.3ba-2010: 100 Gb/s MAC data rate = 12.5 GB/s per direction (line rate)',
 }
 
 

@@ -34,7 +34,7 @@ from mxnet import gluon
 from helpers import checks
 from helpers.data import ArrayLoader, load_arrays
 from helpers.devices import gpu_pool
-from helpers.job_node import progress
+from helpers.job_node import progress, run_script
 from helpers.models import lenet
 from helpers.split import shard_bounds
 from helpers.train import evaluate_accuracy, train_batch
@@ -217,7 +217,7 @@ class _Recorder:
         self.stamps.append(time.time())
         self.net.append(network_bytes())
         self.losses.append(sum(float(l.asscalar()) for l in losses))
-        progress(len(self.losses))                      # for the job runner: a step was finished
+        progress(len(self.losses), rank=self.rank)      # for the job runner: a step was finished
         if len(self.losses) == 1 and self.out:     # weights after the first step (not gradients:
             np.savez(os.path.join(self.out, f'first-step-rank{self.rank}.npz'),   # see train_worker)
                      **{k: p.data(p.list_ctx()[0]).asnumpy() for k, p in net.collect_params().items()})
@@ -246,6 +246,7 @@ def main(argv=None):
     evaluate, write the result file. Returns the result dict."""
     args = parse_args(argv)
     kv = mx.kv.create(args.kvstore)
+    progress(0, rank=kv.rank)               # for the job runner: joined, as this rank
     if args.compression:
         kv.set_gradient_compression({'type': '2bit', 'threshold': args.compression})
         if not args.trainer_pushpull:
@@ -266,7 +267,7 @@ def main(argv=None):
     record = _Recorder(args, kv.rank, args.out)
     net = train_worker(kv, devices, X, y, args.batch_size, steps, args.lr, epochs, args.seed,
                        on_step=record)
-    progress(len(record.losses), final=True)    # evaluating now: no more steps to wait for
+    progress(len(record.losses), final=True, rank=kv.rank)    # evaluating now: no more steps to wait for
     Xt, yt = load_arrays(train=False)
     # float(): on NumPy 2 the accuracy is a NumPy float32 (NEP 50), which json.dump cannot write
     acc = float(evaluate_accuracy(net, ArrayLoader(Xt[:args.n_test], yt[:args.n_test], 500), devices))
@@ -289,4 +290,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(0 if main() else 1)
+    run_script(main)        # on an exception: the traceback, then exit at once (run_script says why)

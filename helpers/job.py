@@ -10,7 +10,12 @@ What it guarantees:
 - every process's output is streamed, each line prefixed with the process's role and index
   (``[worker 1] ...``, ``[server 0] ...``, ``[scheduler] ...``; ``[launcher] ...`` for the launcher);
 - a process that dies (non-zero exit, a signal) ends the job at once with :class:`DistJobError`
-  naming it: without this, the survivors of a parameter-server job wait for the dead one forever;
+  naming it and its last words (the exception's last line): without this, the survivors of a
+  parameter-server job wait for the dead one forever;
+- so does a fault that kills nothing (``helpers.job_faults``), at any point of the job, before the
+  first step too: a process that raised but does not exit (within seconds), a frozen process (at
+  once), a cut link between the namespaces of a placement (within a second or two); and, once the
+  workers report steps, a job that stopped moving for no reason seen (:class:`DistJobStalled`);
 - the job has a wall-clock ``timeout``: past it, :class:`DistJobTimeout` names what was still running;
 - however the call ends (success, error, timeout, ``KeyboardInterrupt``), every process it started
   is stopped (``helpers.procs.kill_group``): the launcher runs in a process group of its own, the
@@ -34,7 +39,7 @@ import tempfile
 import threading
 import time
 
-from helpers import checks, procs
+from helpers import checks, job_faults, procs
 from helpers.job_node import DEADLINE_ENV, JOBDIR_ENV, _status_file, _write_json
 from helpers.launcher import ROOT_URI_ENV
 
@@ -79,8 +84,10 @@ class DistJobTimeout(DistJobError, TimeoutError):
 
 
 class DistJobStalled(DistJobError):
-    """No worker of a distributed job finished a step for much longer than its steps take: a cut
-    link, a frozen server (ps-lite has no failure detection); every process was stopped (notebook 08)."""
+    """No worker of a distributed job finished a step for much longer than its steps take, and no
+    process is frozen and no link is down (``helpers.job_faults`` looks first): a process stuck inside,
+    a network that drops packets (ps-lite has no failure detection); every process was stopped
+    (notebook 08)."""
 
 
 # A job stalls when no worker reports a finished step for STALL_FACTOR times the slowest worker's
@@ -174,15 +181,18 @@ class Job:
         num_workers = checks.whole(num_workers, 'num_workers', 1, checks.MAX_PROCESSES)
         num_servers = checks.whole(num_servers, 'num_servers', 1, checks.MAX_PROCESSES)
         timeout = checks.seconds(timeout, 'timeout (seconds)')
-        for value, name in ((env, 'env'), (place, 'place')):
-            if value is not None:
-                checks.mapping(value, name)
+        env = None if env is None else checks.mapping(env, 'env')
+        place = None if place is None else checks.placement(place)
         cwd = None if cwd is None else checks.path(cwd, 'cwd')
+        checks.program(command, {str(k): str(v) for k, v in (env or {}).items()}, cwd or _ROOT)
         self.expected = (['scheduler'] + [f'server {i}' for i in range(num_servers)]
                          + [f'worker {i}' for i in range(num_workers)])
         self.timeout, self.lines, self.nodes = float(timeout), [], {}
         self.heard, self.steps = {}, {}     # last line of each process; each worker's (step, time) reports
         self.finished_training = set()      # workers past their last step (evaluating, writing results)
+        self.ranks = {}                     # worker name -> its rank in the job, once it said (job_node.progress)
+        self.tracebacks = job_faults.Tracebacks()    # what each process raised (its output, read as it comes)
+        self.place, self._stopped_since, self._links_seen = place, {}, 0.0
         self._say = print if echo is True else (lambda line: None) if not echo else echo
         self._out, self._launcher_done_at, self._stopped = queue.Queue(), None, False
         self.host = loopback_address()      # the job's own loopback address (where no placement says)
@@ -237,6 +247,7 @@ class Job:
                 who, text, line = 'launcher', line, f'[launcher] {line}'
             self.lines.append((who, text))
             self.heard[who] = (time.monotonic(), text)
+            self.tracebacks.feed(who, text, time.time())
             self._say(line)
 
     def seconds(self):
@@ -271,22 +282,66 @@ class Job:
         for n in self.expected:
             info = self.nodes.get(n)
             if info and info['exit'] not in (None, 0):
-                self.fail(DistJobError, f'{n} (pid {info["pid"]}) died: '
-                                        f'{_describe_exit(info["exit"])}; the job was stopped'
-                                        + self._bind_hint(n, info))
+                time.sleep(0.2)                             # its last lines
+                self._drain()
+                self.fail(DistJobError, f'{self.who(n)} died ({_describe_exit(info["exit"])})'
+                                        + self._last_words(n) + '; the job was stopped' + self._bind_hint(n, info))
         for n, info in self.nodes.items():
             if info['exit'] is None and not procs.alive(info['shim_pid']):
                 self.nodes = _read_nodes(self.jobdir)       # it may have written its status just now
                 if self.nodes[n]['exit'] is None:
-                    self.fail(DistJobError, f'{n} (pid {info["pid"]}) vanished without an exit '
-                                            'status; the job was stopped')
+                    self.fail(DistJobError, f'{self.who(n)} is gone: it vanished without an exit status '
+                                            '(its node shim was killed); the job was stopped')
                 return False
         if all(n in self.nodes and self.nodes[n]['exit'] == 0 for n in self.expected):
             self.wall_time = self.seconds()
             return True
         self._check_launcher()
-        self._check_progress()
+        self._check_progress()      # reads the workers' steps first: a step after an exception is going on
+        self._check_faults()
+        self._check_stall()
         return False
+
+    def who(self, name):
+        """``'worker 1 (rank 0, pid 123)'``: a process of the job by its role and index (the launcher's),
+        its rank in the job where it reported one, and its pid."""
+        info = self.nodes.get(name) or {}
+        rank = f'rank {self.ranks[name]}, ' if name in self.ranks else ''
+        return f'{name} ({rank}pid {info["pid"]})' if info.get('pid') else name
+
+    def _last_words(self, name):
+        """``': ValueError: ...'``: the last line of the exception ``name`` raised, or what it printed last."""
+        line = self.tracebacks.raised(name)
+        if line is None:
+            line = next((text for who, text in reversed(self.lines) if who == name and text.strip()), None)
+        return f': {line.strip()[:300]}' if line else ''
+
+    def _check_faults(self):
+        """End the job on a fault that killed nothing (``helpers.job_faults``): a process that raised
+        and did not exit, a frozen process, a cut link."""
+        now = time.monotonic()
+        for n, info in sorted(self.nodes.items()):
+            if info['exit'] is None and self.tracebacks.hung(n, time.time()) is not None:
+                self.fail(DistJobError, f'{self.who(n)} raised {self.tracebacks.raised(n)!r} and did not exit '
+                          f'within {job_faults.RAISE_GRACE:g} s (at exit, MXNet\'s dist store waits for the other '
+                          'processes, which wait for it); the job was stopped')
+        pids = {pid: n for n, info in self.nodes.items() if info['exit'] is None
+                for pid in (info.get('pid'), info.get('shim_pid')) if pid}
+        frozen = {pids[pid] for pid in job_faults.stopped(sorted(pids))}
+        self._stopped_since = {n: self._stopped_since.get(n, now) for n in frozen}
+        for n, since in sorted(self._stopped_since.items()):
+            if now - since >= job_faults.FROZEN_GRACE:
+                self.fail(DistJobError, f'{self.who(n)} is frozen: stopped (SIGSTOP or a debugger), still '
+                          f'alive, for {now - since:.0f} s or more; every other process waits for it (ps-lite '
+                          'never notices); the job was stopped')
+        if self.place and now - self._links_seen >= job_faults.LINK_EVERY:
+            self._links_seen = now
+            down = job_faults.links_down(self.place)
+            if down:
+                self.fail(DistJobError, 'a link of the job is down: ' + '; '.join(
+                    f'{dev} in namespace {ns} is {why} (the side of {", ".join(names)})' if dev else
+                    f'namespace {ns} (of {", ".join(names)}) is gone' for ns, dev, why, names in down)
+                    + '; the job was stopped')
 
     def stall_limit(self):
         """Seconds without a finished step after which the job counts as stalled (``STALL_*``
@@ -310,16 +365,23 @@ class Job:
                     report = json.load(f)
             except (OSError, ValueError):        # none yet, or being replaced right now
                 continue
+            if report.get('rank') is not None:
+                self.ranks[name] = report['rank']
+            if report['final']:
+                self.finished_training.add(name)
+            if report['step'] == 0:                 # joined, no step yet
+                continue
             reports = self.steps.setdefault(name, [])
             if not reports or report['step'] != reports[-1][0]:
                 reports.append((report['step'], report['time']))
-            if report['final']:
-                self.finished_training.add(name)
+                self.tracebacks.went_on(name, report['time'])    # a step after an exception: it was caught
+
+    def _check_stall(self):
         active = [n for n in self.steps if self.nodes.get(n, {}).get('exit') is None
                   and n not in self.finished_training]
         limit = self.stall_limit()
-        if not active or limit is None:
-            return
+        if not active or limit is None or any(self.tracebacks.raised(n) for n in self.nodes):
+            return                                  # an exception printed: _check_faults names it shortly
         now = time.time()
         quiet = now - max(self.steps[n][-1][1] for n in active)
         if quiet > limit:
@@ -334,8 +396,9 @@ class Job:
                           if n in self.heard else f'{n}: nothing printed' for n in self.expected)
         return (f'the job made no progress for {quiet:.0f} s (limit {limit:.1f} s: {STALL_FACTOR} times the '
                 f'slowest worker\'s median step, at least {STALL_FLOOR:g} s) and was stopped: {steps}. '
-                f'Last heard: {heard}. A cut network or a frozen process: ps-lite itself '
-                'never notices')
+                f'Last heard: {heard}. No process is frozen, none raised, '
+                + ('every link is up' if self.place else 'the job runs on loopback')
+                + ': a process stuck inside, or a network that drops packets (ps-lite itself never notices)')
 
     def _bind_hint(self, name, info):
         """ps-lite's 'bind failed' (3rdparty/ps-lite/src/van.cc) explained: the port was taken."""

@@ -21,7 +21,7 @@ import time
 
 from helpers import checks      # standard library only, like this module
 
-__all__ = ['progress']
+__all__ = ['progress', 'run_script']
 
 JOBDIR_ENV = 'MXDP_DIST_JOBDIR'
 DEADLINE_ENV = 'MXDP_DIST_DEADLINE'
@@ -48,16 +48,50 @@ def _status_file(jobdir, name, kind):
     return os.path.join(jobdir, f'{name.replace(" ", "-")}.{kind}.json')
 
 
-def progress(step, final=False):
+def progress(step, final=False, rank=None):
     """Tell the job runner that this worker finished training step ``step`` (``final=True`` after its
     last one): ``helpers.job.Job`` stops a job in which no worker makes progress for much longer than
-    its steps take (notebook 08; ``helpers.dist_train`` calls it after every step). Outside a job of
-    ``helpers.job`` it does nothing."""
+    its steps take (notebook 08; ``helpers.dist_train`` calls it after every step). ``step=0``: it
+    joined the job and has no step yet; ``rank``: its rank in the job (``kv.rank``, which the
+    scheduler hands out, in no fixed relation to the launcher's ``worker 1``), so that an error can
+    name it. Outside a job of ``helpers.job`` it does nothing."""
     step, final = checks.whole(step, 'step'), checks.flag(final, 'final')
+    rank = None if rank is None else checks.whole(rank, 'rank', 0, checks.MAX_PROCESSES)
     jobdir = os.environ.get(JOBDIR_ENV)
     if jobdir and os.path.isdir(jobdir):
         _write_json(_status_file(jobdir, _node_name(os.environ), 'progress'),
-                    {'step': int(step), 'time': time.time(), 'final': bool(final)})
+                    {'step': int(step), 'time': time.time(), 'final': bool(final),
+                     'rank': None if rank is None else int(rank)})
+
+
+def run_script(main):
+    """Run ``main()``, a worker script's entry point, and exit: status 0 if it returned a true value,
+    1 if not; on an exception, print its traceback and exit at once with status 1 (notebooks 08, 12:
+    ``python -m helpers.dist_train`` and ``python -m helpers.checkpoint`` end this way).
+
+    WHY at once (``os._exit``): a worker of a parameter-server job that lets Python exit normally
+    runs MXNet's clean-up, in which the dist store waits for every other worker at a barrier
+    (``ps::Finalize``, called by ``KVStoreDist``'s destructor, src/kvstore/kvstore_dist.h); the others
+    wait for the one that failed, and the job hangs with the traceback on screen. A worker that
+    succeeded exits normally, so that the job ends as ps-lite expects."""
+    import traceback
+    main = checks.function(main, 'main')
+    try:
+        code = 0 if main() else 1
+    except SystemExit as e:                 # argparse's error, or the script's own SystemExit(message)
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    except BaseException:                   # KeyboardInterrupt too: the same hang otherwise
+        traceback.print_exc()
+        code = 1
+    if code == 0:
+        sys.exit(0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _node_main():

@@ -103,6 +103,10 @@ def _measure_memory(cases, k, size):
     import gc
     import psutil
     proc = psutil.Process()
+
+    def anonymous():            # resident anonymous memory, and any of it swapped out (see store_memory)
+        m = proc.memory_info()
+        return m.rss - getattr(m, 'shared', 0) + getattr(proc.memory_full_info(), 'swap', 0)
     devices = [mx.cpu(i) for i in range(k)]
     grads = [nd.ones((size,), ctx=d) for d in devices]
     outs = [nd.zeros((size,), ctx=d) for d in devices]
@@ -111,7 +115,7 @@ def _measure_memory(cases, k, size):
     for kv_type, extra in cases:
         gc.collect()
         nd.waitall()
-        before = proc.memory_info().rss
+        before = anonymous()
         kv = mx.kv.create(kv_type)
         if extra == '2bit':
             kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
@@ -122,7 +126,7 @@ def _measure_memory(cases, k, size):
             kv.push(0, grads)
             kv.pull(0, out=outs)
         nd.waitall()
-        found.append((proc.memory_info().rss - before) / (4 * size))
+        found.append((anonymous() - before) / (4 * size))
         del kv               # its arrays are freed (large ones go back to the system: see below)
     return found
 
@@ -134,10 +138,14 @@ def store_memory(cases, k, size=16_000_000, timeout=300):
 
     ``cases`` is a list of ``(kv_type, extra)``: ``kv_type`` in ``STORE_TYPES``, ``extra`` in
     ``EXTRAS`` (``'sgd'`` / ``'momentum'``: that optimizer runs on the store; ``'2bit'``: 2-bit
-    compression). Measured as the growth of the resident set size of a fresh Python process, one
-    case after the other, each store deleted before the next. The default size, 64 MB per array,
-    is above glibc's largest ``mmap`` threshold (32 MiB), so every array is its own mapping, counted
-    when touched and returned to the system when freed. CPU stand-ins share the host's memory, so
+    compression). Measured as the growth of the *anonymous* memory of a fresh Python process (its
+    resident set without file-backed pages, plus any of it swapped out), one case after the other,
+    each store deleted before the next. The default size, 64 MB per array, is above glibc's largest
+    ``mmap`` threshold (32 MiB), so every array is its own anonymous mapping, counted when touched and
+    returned to the system when freed. Not the whole resident set: it also counts the pages of
+    ``libmxnet.so`` and the other libraries mapped from disk (about 160 MB here), which a machine
+    short of memory drops and reads back at any moment, so that under load the growth of one case was
+    seen a quarter of an array off (issue 35). CPU stand-ins share the host's memory, so
     this is the total over all "devices"; on GPUs the same buffers are split between host and GPUs
     as notebook 07 explains.
     """
@@ -152,6 +160,7 @@ def store_memory(cases, k, size=16_000_000, timeout=300):
     code = ('import json; from helpers.kvstore import _measure_memory; '
             f'print(json.dumps([_measure_memory({list(cases)!r}, n, {size}) for n in {ks!r}]))')
     env = dict(os.environ, OMP_NUM_THREADS='1')
+    mx.nd.waitall()        # Python 3.9 forks holding its lock: no emulated message may be in flight (helpers.link)
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                           timeout=timeout, env=env, start_new_session=True)
     if proc.returncode != 0:

@@ -39,15 +39,36 @@ def launcher_path():
 # tracker announces as the scheduler's address the one the host name resolves to, or, if that is a
 # loopback address, the address of the interface holding the default route (``get_host_ip``,
 # dmlc_tracker/tracker.py); a local job has no reason to leave the machine, so that address is
-# pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement).
+# pinned to ``127.0.0.1`` (or to ``$MXDP_DIST_ROOT_URI``, the scheduler's address in a placement or
+# the job's own loopback address). With ``$MXDP_DIST_ROOT_URI`` set, any launcher (ssh too) pins the
+# scheduler there: dmlc_tracker's ``--host-ip``, which MXNet's launch.py does not pass on.
+# Last, the tracker starts every process from a thread of its own, which raises when its process
+# fails (``subprocess.check_call`` in tracker.py and ssh.py, a RuntimeError that holds the whole
+# environment in local.py): Python printed each as a traceback into the job's output, beside the
+# error of whoever watches the job. It is one line now (:func:`_one_line`).
 def _patch_launcher(argv):
-    """The fix MXNet 1.9.1's launcher needs, applied in the launcher's process (notebook 08)."""
+    """The fixes MXNet 1.9.1's launcher needs, applied in the launcher's process (notebook 08)."""
     if not hasattr(threading.Thread, 'isAlive'):       # gone in Python 3.9; dmlc_tracker calls it
         threading.Thread.isAlive = threading.Thread.is_alive
-    if _launcher_kind(argv) == 'local':                # a local job: the scheduler at 127.0.0.1
+    threading.excepthook = _one_line
+    root = os.environ.get(ROOT_URI_ENV) or (LOOPBACK if _launcher_kind(argv) == 'local' else None)
+    if root:                                           # a local job: the scheduler at 127.0.0.1
         from dmlc_tracker import tracker
-        root = os.environ.get(ROOT_URI_ENV, LOOPBACK)
         tracker.get_host_ip = lambda host_ip=None: root
+
+
+def _one_line(args):
+    """``threading.excepthook`` of the launcher: a thread of the tracker whose process failed says so in
+    one line, with the exit status, instead of a traceback (notebook 08)."""
+    import re
+    import subprocess
+    error = args.exc_value
+    if isinstance(error, subprocess.CalledProcessError):
+        what = f'exited with status {error.returncode}'
+    else:
+        code = re.search(r'return code=(-?\d+)', str(error))
+        what = f'exited with status {code.group(1)}' if code else f'failed: {type(error).__name__}: {str(error)[:200]}'
+    print(f'launcher: a process it started {what}', file=sys.stderr, flush=True)
 
 
 def _launcher_kind(argv):

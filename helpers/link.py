@@ -7,12 +7,21 @@ gives the stand-ins a link of their own. ``Link(alpha, bandwidth).send(x, to)`` 
 of :func:`helpers.comm.copy_to` and plugs into every collective's ``send=`` hook (and
 ``CommStats(link.send)`` still counts the bytes). A message of ``n`` bytes
 
-* starts when ``x`` has been written and both ports are free: every device has one *send* port and
-  one *receive* port (full duplex), so messages from different devices to different devices run at
-  once, while two messages from one device (or to one device) queue;
-* holds both ports for ``alpha + n / bandwidth`` seconds of wall time, without using a core
-  (no thread sleeps: a clock thread ends it), while the bytes are copied;
+* starts once ``x`` has been written and the message is first in the queue of both of its ports:
+  every device has one *send* port and one *receive* port (full duplex), so messages from different
+  devices to different devices run at once, while two messages from one device (or to one device)
+  queue, in the order they were sent (one still waiting for its input holds back those behind it);
+* holds both ports for ``alpha + n / bandwidth`` seconds of wall time, using no core but for the
+  copy of the bytes (no thread sleeps: a clock thread ends it);
 * then arrives: whatever reads the destination waits until then.
+
+One Python thread sends (two threads sending at once could queue their messages on shared ports in
+opposite orders). No process may be started with messages in flight on Python 3.9, whose
+``subprocess`` forks holding Python's lock while MXNet's fork handler waits for the engine: the
+helpers that start processes wait for the engine first. Arrays are copied as they are laid out in
+memory: an array that a oneDNN operator leaves in its blocked layout (a convolution's output;
+gradients and weights are in the default layout) must be sent as ``x.copy()``, which MXNet lays out
+plainly.
 
 It is an emulation, and says so: the alpha-beta model's link, with nothing of what a real
 interconnect adds (switches shared by several links, NCCL's kernels competing with the compute for
@@ -23,9 +32,10 @@ stand-in computes a step far more slowly than a GPU, so a link as fast as the GP
 communication look free. A preset keeps the proportion of one step's communication to one step's
 compute that the real link has on a real GPU (:data:`REFERENCE`).
 
-The emulator costs time of its own per message, about 0.1 ms here (three engine operations and two
-Python callbacks): :func:`overhead` measures it, and the notebooks count it into the alpha their model
-uses. Input checks are in :mod:`helpers.checks`.
+The emulator costs time of its own per message, about 0.1-0.3 ms here (one engine operation, one
+Python call from an engine worker and one completion from the clock thread, all waiting for Python's
+lock): :func:`overhead` measures it, and the notebooks count it into the alpha their model uses.
+Input checks are in :mod:`helpers.checks`.
 """
 import atexit
 import ctypes
@@ -48,24 +58,30 @@ from helpers.tracing import WIRE
 __all__ = ['Link', 'preset', 'REFERENCE', 'overhead', 'LinkStore']
 
 # The real system whose proportions a preset keeps: d2l's ResNet-18 on Fashion-MNIST, batch 256 on
-# one Tesla V100, 13.2 s per epoch of 60,000 images (d2l-ai/1day-notebooks, notebooks-3,
-# 3-multiple-gpus-gluon, stored output, 2019; notebook 09), i.e. 235 steps; its float32 gradient
-# (11,175,818 trained parameters, notebook 09) is the message.
-REFERENCE = dict(system='ResNet-18, batch 256 per GPU, on Tesla V100 GPUs', step=13.2 / 235,
+# gpu(0), 13.2 s per epoch of 60,000 images (d2l-ai/1day-notebooks, notebooks-3/3-multiple-gpus-gluon,
+# stored output, 2019; notebook 09), i.e. 235 steps; the GPUs are the four Tesla V100-SXM2 that the
+# same repository's notebooks-3/2-multiple-gpus and notebooks-2/1-use-gpu print with nvidia-smi (whose
+# output also shows another process on gpu(0), so the reference GPU may have been shared). Its float32
+# gradient (11,175,818 trained parameters, notebook 09) is the message.
+REFERENCE = dict(system='ResNet-18, batch 256, on one GPU of a four-V100-SXM2 machine', step=13.2 / 235,
                  nbytes=4 * 11_175_818,
-                 source='d2l-ai/1day-notebooks, notebooks-3, 3-multiple-gpus-gluon (2019): 13.2 s per epoch '
-                        'of 60,000 Fashion-MNIST images at batch 256 on one V100; 11,175,818 parameters')
+                 source='d2l-ai/1day-notebooks, notebooks-3/3-multiple-gpus-gluon (2019): 13.2 s per epoch '
+                        'of 60,000 Fashion-MNIST images at batch 256 on gpu(0) of four Tesla V100-SXM2 '
+                        '(nvidia-smi in notebooks-3/2-multiple-gpus); 11,175,818 parameters')
 
 
 # --- The engine side: asynchronous operations from Python -----------------------------------------
 # MXNet's C API pushes a function of ours to the engine as an asynchronous operation
 # (MXEnginePushAsyncND, include/mxnet/c_api.h): it is called when the arrays it reads have been
 # written and those it writes are free, with a completion callback that we may call later, from any
-# thread (ThreadedEngine::OnCompleteStatic, src/engine/threaded_engine.cc; MXNet's own test,
-# tests/cpp/engine/threaded_engine_test.cc, copies the callback the same way). Until it is called,
-# the arrays stay held. `kCPUPrioritized` sends the call to the engine's pool of priority workers, so
-# it does not wait behind the compute queued on a stand-in's own worker (FnProperty,
-# include/mxnet/engine.h: kCPUPrioritized = 3).
+# thread (ThreadedEngine::OnCompleteStatic, src/engine/threaded_engine.cc; MXNet's own
+# KVStoreDist::PullImpl, src/kvstore/kvstore_dist.h, has ps-lite's thread call it later). Until it is
+# called, the arrays stay held. `kCPUPrioritized` sends the call to the pool of priority workers of the
+# default engine, ThreadedEnginePerDevice (MXNET_CPU_PRIORITY_NTHREADS, 4), so it does not wait behind
+# the compute queued on a stand-in's own worker (FnProperty, include/mxnet/engine.h: kCPUPrioritized
+# = 3); with MXNET_ENGINE_TYPE=NaiveEngine every send would wait for its own completion. A deleter of
+# the parameter (MXNet wraps it in a shared_ptr that dies with the operation, run or not: an input
+# that failed skips the function) forgets the message.
 _ASYNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _PRIORITIZED = ctypes.c_int(3)
@@ -90,6 +106,7 @@ class _Clock(threading.Thread):
     def __init__(self):
         super().__init__(daemon=True, name='mxdp-link-clock')
         self.ready = threading.Condition()
+        self.busy = threading.Lock()               # held while a message ends (see _before_fork)
         self.heap, self.order = [], itertools.count()
 
     def at(self, deadline, callback):
@@ -108,10 +125,13 @@ class _Clock(threading.Thread):
                 while not self.heap or self.heap[0][0] > time.perf_counter():
                     self.ready.wait(self.heap[0][0] - time.perf_counter() if self.heap else None)
                 _, _, callback = heapq.heappop(self.heap)
+                self.busy.acquire()
             try:
                 callback()
             except Exception as e:                 # never reached: the callback only enters MXNet
                 print(f'helpers.link: a message could not end: {e!r}', file=sys.stderr)
+            finally:
+                self.busy.release()
 
 
 _STATE = {'clock': None, 'pid': None}
@@ -135,44 +155,88 @@ def _on_wire(run_context, on_complete, key):
     try:
         start = time.perf_counter()
         with _LOCK:
-            seconds, dst, src, nbytes, _ = _MESSAGES.pop(key)
-        if nbytes:
-            ctypes.memmove(dst, src, nbytes)             # releases the GIL while it copies
+            seconds, arrays = _MESSAGES.pop(key)
+        if arrays:                       # CPU arrays of one dtype: the wire copies them itself
+            x, out = arrays
+            with _Pointer(out) as dst, _Pointer(x) as src:
+                ctypes.memmove(dst, src, x.size * np.dtype(x.dtype).itemsize)   # releases the GIL
         _clock().at(max(start + seconds, time.perf_counter()), done)
     except Exception as e:                 # never leave the engine waiting
         print(f'helpers.link: {e!r}', file=sys.stderr)
         done()
 
 
-_WIRE_FN = _ASYNC(_on_wire)                # kept alive: MXNet calls it
+def _forget(key):
+    """The operation is gone (run, or skipped after a failed input): forget its message."""
+    with _LOCK:
+        _MESSAGES.pop(key, None)
+
+
+_WIRE_FN = _ASYNC(_on_wire)                # kept alive: MXNet calls them
+_FORGET_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_forget)
 
 
 def _push(key, run_on, reads, writes, name):
     handles = lambda arrays: (ctypes.c_void_p * len(arrays))(*[a.handle for a in arrays])
     ctx = (ctypes.c_int * 2)(1, run_on.device_id if run_on.device_type == 'cpu' else 0)   # a CPU context
-    check_call(_LIB.MXEnginePushAsyncND(_WIRE_FN, ctypes.c_void_p(key), None, ctx, handles(reads), len(reads),
-                                        handles(writes), len(writes), ctypes.byref(_PRIORITIZED), 0,
-                                        name.encode(), False))
+    check_call(_LIB.MXEnginePushAsyncND(_WIRE_FN, ctypes.c_void_p(key), _FORGET_FN, ctx, handles(reads),
+                                        len(reads), handles(writes), len(writes), ctypes.byref(_PRIORITIZED),
+                                        0, name.encode(), False))
 
 
-def _address(a):
-    """The address of ``a``'s first element (a CPU array; a view's own first element). MXNet first
-    turns an array in oneDNN's blocked layout back into its default layout, waiting for it."""
-    p = ctypes.c_void_p()
-    check_call(_LIB.MXNDArrayGetData(a.handle, ctypes.byref(p)))
-    return p.value
+class _DLTensor(ctypes.Structure):
+    """The head of DLPack's ``DLManagedTensor`` (include/dlpack/dlpack.h): its data pointer first."""
+    _fields_ = [('data', ctypes.c_void_p)]
+
+
+class _Pointer:
+    """``with _Pointer(a) as p``: the address of ``a``'s first element, read from inside the wire's own
+    operation, once ``a`` has been written (``MXNDArrayToDLPack``: ``NDArray::ToDLPack``,
+    src/ndarray/ndarray.cc, reads ``data()`` and waits for nothing). Read earlier, on the sending
+    thread, the address of an array a pending operation will allocate could race that allocation
+    (``Chunk::CheckAndAlloc``, include/mxnet/ndarray.h, runs in the operation)."""
+
+    def __init__(self, a):
+        self.a, self.tensor = a, ctypes.c_void_p()
+
+    def __enter__(self):
+        check_call(_LIB.MXNDArrayToDLPack(self.a.handle, ctypes.byref(self.tensor)))
+        return _DLTensor.from_address(self.tensor.value).data
+
+    def __exit__(self, *exc):
+        check_call(_LIB.MXNDArrayCallDLPackDeleter(self.tensor))
 
 
 def _drain():
-    """Before the interpreter ends or forks: wait for the messages in flight (their clock is a
-    Python thread, which cannot run once the interpreter is finalizing, or in a forked child)."""
-    if _MESSAGES or (_STATE['clock'] is not None and _STATE['clock'].heap):
+    """Before the interpreter ends or forks: wait for every message in flight, once a link has been
+    used. (A message has left ``_MESSAGES`` and not yet reached the clock while it copies, so only the
+    engine knows; an idle ``waitall`` takes microseconds.) MXNet's own exit handler waits for its
+    engine too (``MXNotifyShutdown``, src/c_api/c_api.cc); this one runs first, while the clock can
+    still take Python's lock."""
+    if _STATE.get('used'):
         nd.waitall()
+
+
+def _before_fork():
+    """Before a fork: wait for the messages in flight, then keep the clock from entering MXNet's
+    engine until the fork is done. A child inherits no threads but every lock as it was: MXNet's
+    own fork handler (``LibraryInitializer``, src/initialize.cc) stops and restarts its engine in
+    both processes, which must not find an engine lock held by a completion halfway through."""
+    _drain()
+    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
+    if clock is not None:
+        clock.busy.acquire()
+
+
+def _after_fork_in_parent():
+    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
+    if clock is not None and clock.busy.locked():
+        clock.busy.release()
 
 
 atexit.register(_drain)          # registered after MXNet's own: runs before it
 if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(before=_drain)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
 
 
 # --- The link -------------------------------------------------------------------------------------
@@ -204,15 +268,17 @@ class Link:
         out = nd.empty(x.shape, ctx=to, dtype=x.dtype) if isinstance(to, mx.Context) else to
         nbytes = x.size * np.dtype(x.dtype).itemsize
         key = next(_IDS)
-        if src.device_type == 'cpu' and out.context.device_type == 'cpu':     # the wire copies
-            message = (nbytes / self.bandwidth + self.alpha, _address(out), _address(x), nbytes, (x, out))
-        else:                                  # a GPU's copy engine copies first, then the wire
+        _STATE['used'] = True
+        same = np.dtype(out.dtype) == np.dtype(x.dtype)
+        if src.device_type == 'cpu' and out.context.device_type == 'cpu' and same:     # the wire copies
+            message = (nbytes / self.bandwidth + self.alpha, (x, out))
+        else:                       # MXNet's copy first (a GPU's copy engine; a cast), then the wire
             x.copyto(out)
-            message = (nbytes / self.bandwidth + self.alpha, None, None, 0, (x, out))
+            message = (nbytes / self.bandwidth + self.alpha, None)
         with _LOCK:
             _MESSAGES[key] = message
         _push(key, src, [x], [out, self._port(src, 'send'), self._port(out.context, 'receive')],
-              f'{WIRE} {src}>{out.context}')
+              f'{WIRE} {src}>{out.context}')        # x and out are never one array: checks.link_send
         return out
 
     def __repr__(self):
@@ -288,7 +354,8 @@ class LinkStore(mx.kv.KVStoreBase):
     kvstore=LinkStore(link))``. It keeps no weights and no optimizer: each device updates its own
     copy with the summed gradients (``update_on_kvstore`` is False), as with the ``device`` store
     and ``update_on_kvstore=False``. Registered with MXNet (``KVStoreBase.register``, the way
-    Horovod plugs in), so ``mx.kv.create('linkstore')`` makes one without a link: plain copies."""
+    MXNet's own ``TestStore`` does, python/mxnet/kvstore/base.py; MXNet 2.0 registers its Horovod and
+    BytePS stores the same way), so ``mx.kv.create('linkstore')`` makes one without a link: plain copies."""
 
     def __init__(self, link=None, allreduce=allreduce_naive):
         if link is not None and not isinstance(link, Link):

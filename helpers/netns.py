@@ -56,10 +56,11 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 
 from helpers import checks, procs
 
-__all__ = ['PREFIX', 'NetnsError', 'available', 'Network', 'Link', 'counters', 'cap', 'uncap',
+__all__ = ['PREFIX', 'NetnsError', 'available', 'Network', 'Link', 'counters', 'links_down', 'cap', 'uncap',
            'exec_prefix', 'namespaces', 'leftovers', 'remove_leftovers']
 
 PREFIX = 'mxdp'                      # every namespace this module creates: mxdp-<pid>-<token>-<label>
@@ -103,6 +104,25 @@ def counters(ns, dev):
     args = ['ip'] + (['-n', ns] if ns else []) + ['-s', '-j', 'link', 'show', 'dev', dev]
     stats = json.loads(_call(args))[0]['stats64']
     return {f'{d}_{what}': int(stats[d][what]) for d in ('rx', 'tx') for what in ('bytes', 'packets')}
+
+
+def links_down(ns, timeout=5.0):
+    """The interfaces of namespace ``ns`` (``None``: this process's own) that carry no traffic now:
+    ``{name: why}``, e.g. ``{'veth1': 'DOWN'}`` for an end set down (``ip link set ... down``) and ``{'veth0': 'up but
+    without carrier (its other end is down)'}`` for the end whose peer is down; empty while every
+    one is up (notebook 08: ``helpers.job.Job`` names a cut link with it). One ``ip`` call, bounded
+    by ``timeout`` seconds (NetnsError past it, or if the namespace is gone)."""
+    if ns is not None:
+        checks.text(ns, 'ns (a namespace)')
+    timeout = checks.seconds(timeout, 'timeout')
+    found = {}
+    for link in json.loads(_call(['ip'] + (['-n', ns] if ns else []) + ['-j', 'link', 'show'], timeout=timeout)):
+        flags, state = link.get('flags', []), link.get('operstate', 'UNKNOWN')
+        if 'UP' not in flags:
+            found[link['ifname']] = 'DOWN'
+        elif 'NO-CARRIER' in flags or state in ('DOWN', 'LOWERLAYERDOWN'):
+            found[link['ifname']] = 'up but without carrier (its other end is down)'
+    return found
 
 
 def _tc(ns):
@@ -279,6 +299,14 @@ class Network:
         for ns, addr in ((ns_a, addr_a), (ns_b, addr_b)):
             _call(['ip', '-n', ns, 'addr', 'add', f'{addr}/{prefixlen}', 'dev', dev])
             _call(['ip', '-n', ns, 'link', 'set', dev, 'up'])
+        # The kernel reports the carrier up to a second after both ends are up (its link watch): wait
+        # for it, so that the link is up when this returns (a job's watch, helpers.job_faults, reads it).
+        deadline = time.monotonic() + CALL_TIMEOUT
+        while any(dev in links_down(ns) for ns in (ns_a, ns_b)):
+            if time.monotonic() > deadline:
+                raise NetnsError(f'the veth pair {dev} between {ns_a} and {ns_b} has no carrier '
+                                 f'{CALL_TIMEOUT:g} s after both ends were set up')
+            time.sleep(0.05)
         return link
 
     def cap(self, ns, dev, rate, kind='tbf', burst=None, latency=0.1):

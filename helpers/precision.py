@@ -37,7 +37,7 @@ FP16_MAX = 65504.0              # largest finite float16
 
 def allreduce_fp16(grads, send=copy_to):
     """Sum arrays with 16 bits on the wire: cast to float16, allreduce, cast back, in place (notebook 13)."""
-    checks.arrays(grads)
+    checks.arrays(grads, floating=True)
     halves = [g.astype('float16') for g in grads]        # what travels: 2 bytes per value
     allreduce(halves, send)                               # the sum is added up in float16 too
     for g, h in zip(grads, halves):
@@ -47,8 +47,9 @@ def allreduce_fp16(grads, send=copy_to):
 
 def float16_fate(values, scale=1.0):
     """What casting ``values * scale`` (NumPy or NDArray) to float16 does to the non-zero entries,
-    as fractions of them (notebook 13): ``'zero'`` (underflow: became 0), ``'subnormal'`` (kept, with
-    fewer than 11 significant bits), ``'inf'`` (overflow) and ``'normal'``."""
+    as fractions of them that add up to 1 (notebook 13): ``'zero'`` (underflow: became 0),
+    ``'subnormal'`` (kept, with fewer than 11 significant bits), ``'inf'`` (overflow, or infinite
+    already), ``'normal'``, and ``'nan'`` (not a number before the cast, and after it)."""
     v = values.asnumpy() if isinstance(values, nd.NDArray) else np.asarray(values)
     if not np.issubdtype(v.dtype, np.floating):
         raise TypeError(f'values must be floating point, got {v.dtype}')
@@ -58,7 +59,8 @@ def float16_fate(values, scale=1.0):
         raise ValueError('values has no non-zero entry: nothing to cast')
     h = np.abs(v.astype(np.float16).astype(np.float64))
     counts = {'zero': np.sum(h == 0), 'subnormal': np.sum((h > 0) & (h < FP16_MIN_NORMAL)),
-              'inf': np.sum(np.isinf(h)), 'normal': np.sum((h >= FP16_MIN_NORMAL) & np.isfinite(h))}
+              'inf': np.sum(np.isinf(h)), 'normal': np.sum((h >= FP16_MIN_NORMAL) & np.isfinite(h)),
+              'nan': np.sum(np.isnan(h))}
     return {k: float(c) / v.size for k, c in counts.items()}
 
 

@@ -30,8 +30,9 @@ def alive(pid):
 
 
 def kill(pids, grace):
-    """SIGTERM every process of ``pids``, wait up to ``grace`` seconds, then SIGKILL those left and
-    wait again; return the pids still alive (notebooks 08, 09). Pids already gone are skipped."""
+    """SIGTERM (and SIGCONT, for a stopped one) every process of ``pids``, wait up to ``grace`` seconds,
+    then SIGKILL those left and wait again; return the pids still alive (notebooks 08, 09). Pids
+    already gone are skipped."""
     import psutil
     pids, grace = checks.pids(pids, 'pids'), checks.number(grace, 'grace (seconds)', 0, checks.MAX_SECONDS)
     procs = []
@@ -44,6 +45,8 @@ def kill(pids, grace):
         for p in procs:
             try:
                 p.send_signal(sig)
+                if sig == signal.SIGTERM:
+                    p.send_signal(signal.SIGCONT)   # a stopped (frozen) process acts on SIGTERM only once continued
             except psutil.Error:
                 pass
         _, procs = psutil.wait_procs(procs, timeout=grace)

@@ -14,8 +14,9 @@ receives, then sends, one array at a time).
 
 :class:`Replay` draws it: :meth:`Replay.strip` (one small panel per step, for slides and reports),
 :meth:`Replay.animation` (one frame per step as an animated PNG, which plays in JupyterLab, the book
-and any browser without JavaScript or the internet), and :meth:`Replay.describe` (the same in
-words: the text alternative of both). The recording runs on CPU stand-ins unless given devices.
+and any browser without JavaScript or the internet, but only when the reader asks: WCAG 2.2.2), and
+:meth:`Replay.describe` (the same in words: the text alternative of both). The recording runs on
+CPU stand-ins unless given devices.
 """
 import base64
 import html
@@ -208,8 +209,8 @@ class Replay:
                 ax.add_patch(patches.Rectangle((c, i + 0.06), width, 0.88, facecolor=face, edgecolor='black',
                                                lw=0.8, hatch='//' if wrong else None))
                 text = self.states[s][i][c]
-                ax.text(c + width / 2, i + 0.5, 'none' if text == 'nothing' else text, ha='center',
-                        va='center', fontsize=fontsize if len(text) <= 4 else fontsize - 1,
+                ax.text(c + width / 2, i + 0.5, 'none' if text == 'nothing' else _two_lines(text), ha='center',
+                        va='center', fontsize=fontsize, linespacing=0.85,
                         color='white' if done else 'black', fontweight='bold' if done else 'normal')
         if s >= 1:
             for m in self.steps[s - 1]:
@@ -230,7 +231,7 @@ class Replay:
         what = ops.pop() if len(ops) == 1 and None not in ops else 'sends'
         return f'step {s}: {len(step)} send{"s" * (len(step) > 1)}, {what}'
 
-    def strip(self, cols=4, panel=(3.4, 2.6), fontsize=10):
+    def strip(self, cols=3, panel=(3.0, 2.4), fontsize=10):
         """One panel per state (the start and after every step; red arrows: that step's sends) and
         a last panel of bytes per link: a static figure for slides and reports."""
         import matplotlib.pyplot as plt
@@ -243,8 +244,8 @@ class Replay:
         self._draw_links(axes.flat[len(self.states)], len(self.steps), fontsize, highlight=False)
         for ax in list(axes.flat)[n:]:
             ax.axis('off')
-        fig.suptitle(f'{self.name}: what each device holds, step by step ({self.k} devices, green: the finished sum)',
-                     fontsize=fontsize + 2)
+        fig.suptitle(f'{self.name}: what each device holds, step by step ({self.k} devices; the finished sum, '
+                     f'"{label((1,) * self.k)}", in bold on green)', fontsize=fontsize + 2)
         fig.tight_layout()
         return fig
 
@@ -273,7 +274,13 @@ class Replay:
     def animation(self, fontsize=11, seconds_per_step=1.5, dpi=72):
         """One frame per step (the grid and the bytes per link so far) as an animated PNG inside HTML,
         with its text alternative (``alt`` and a collapsed description of every step): it plays
-        offline in JupyterLab, the book and any browser, without JavaScript. Display it with
+        offline in JupyterLab, the book and any browser, without JavaScript. It does not move by
+        itself (WCAG 2.2.2, pause, stop, hide): the page shows the last frame, still, and the
+        animation is behind a control (a closed ``<details>``, "Play the replay"); opened, it plays
+        once and stops on the last frame, and closing it hides it. Where the reader's system asks
+        for reduced motion (``prefers-reduced-motion``), the control shows every frame at once, one
+        under the other, instead (in the book and any browser; JupyterLab's HTML sanitizer removes
+        the ``<picture>`` that chooses, so there it plays, once, when asked). Display it with
         ``IPython.display.display(replay.animation())``."""
         from PIL import Image
         import matplotlib.pyplot as plt
@@ -289,11 +296,17 @@ class Replay:
             fig.savefig(buf, format='png', dpi=dpi)
             plt.close(fig)
             frames.append(Image.open(io.BytesIO(buf.getvalue())).convert('RGB'))
+        # One palette of 256 colours for every frame (the figures are flat colours: a third of the bytes)
+        sheet = _stacked(frames).quantize(256)
+        frames = [f.quantize(palette=sheet, dither=Image.Dither.NONE) for f in frames]
         out = io.BytesIO()
         durations = [int(seconds_per_step * 1000)] * len(frames)
         durations[0] = durations[-1] = int(seconds_per_step * 2000)      # linger on the start and the end
-        frames[0].save(out, format='PNG', save_all=True, append_images=frames[1:], duration=durations, loop=0)
-        return Animation(out.getvalue(), self.alt(), self.describe())
+        # loop=1: an APNG's num_plays, played once (0 would loop for ever); one frame is no animation
+        frames[0].save(out, format='PNG', save_all=len(frames) > 1, append_images=frames[1:], duration=durations,
+                       loop=1)
+        return Animation(out.getvalue(), self.alt(), self.describe(), still=_png(frames[-1]), steps=_png(sheet),
+                         frames=len(frames), seconds=sum(durations) / 1000)
 
     def alt(self):
         """One sentence for the figures' ``alt``: what is drawn and how it ends."""
@@ -311,6 +324,16 @@ class Replay:
         plot.show(alt=self.alt(), fig=self.strip(**kwargs))
 
 
+def _two_lines(text):
+    """A label longer than four characters on two lines, cut before the '+' nearest its middle
+    (``'0+2+3'`` -> ``'0+2\n+3'``): it fits its cell at the strip's full font size."""
+    cuts = [i for i, ch in enumerate(text) if ch == '+']
+    if len(text) <= 4 or not cuts:
+        return text
+    cut = min(cuts, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + '\n' + text[cut:]
+
+
 def shade(fraction):
     """A light-to-medium blue for a partial sum of ``fraction`` of the devices (the finished sum is
     green, a wrong one red and hatched)."""
@@ -318,17 +341,52 @@ def shade(fraction):
     return tuple(low + (high - low) * min(max(fraction, 0), 1))
 
 
-class Animation:
-    """An animated PNG with its text alternative; Jupyter shows it as HTML (``<img alt>`` and the
-    steps in words under a collapsed ``<details>``), and as the text alone where HTML is not shown."""
+def _png(image):
+    out = io.BytesIO()
+    image.save(out, format='PNG')
+    return out.getvalue()
 
-    def __init__(self, png, alt, description):
+
+def _stacked(frames, gap=8):
+    """The frames one under the other, on white: the animation, still (for reduced motion)."""
+    from PIL import Image
+    width = max(f.width for f in frames)
+    sheet = Image.new('RGB', (width, sum(f.height for f in frames) + gap * (len(frames) - 1)), 'white')
+    y = 0
+    for frame in frames:
+        sheet.paste(frame, (0, y))
+        y += frame.height + gap
+    return sheet
+
+
+def _data(png):
+    return 'data:image/png;base64,' + base64.b64encode(png).decode('ascii')
+
+
+class Animation:
+    """An animated PNG with its text alternative; Jupyter shows it as HTML, and as the text alone
+    where HTML is not shown. The HTML shows ``still`` (the last frame) and, behind a closed
+    ``<details>``, the animation (``png``, played once) -- or, where the reader asks for reduced
+    motion, ``steps`` (every frame, one under the other) -- then the steps in words under a second
+    ``<details>`` (:meth:`Replay.animation`)."""
+
+    def __init__(self, png, alt, description, still=None, steps=None, frames=None, seconds=None):
         self.png, self.alt, self.description = png, alt, description
+        self.still, self.steps, self.frames, self.seconds = still, steps, frames, seconds
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        data = base64.b64encode(self.png).decode('ascii')
+        alt = html.escape(self.alt)
         steps = ''.join(f'<li>{html.escape(line)}</li>' for line in self.description.splitlines())
-        page = (f'<figure class="replay"><img alt="{html.escape(self.alt)}" src="data:image/png;base64,{data}">'
+        frames = f'{self.frames} frames, one per step' if self.frames else 'one frame per step'
+        length = f', about {self.seconds:.0f} s' if self.seconds else ''
+        still = (f'<img alt="{html.escape(f"The end of the replay. {self.alt}")}" src="{_data(self.still)}">'
+                 if self.still else '')
+        reduced = (f'<source media="(prefers-reduced-motion: reduce)" srcset="{_data(self.steps)}">'
+                   if self.steps else '')
+        page = (f'<figure class="replay">{still}'
+                f'<details class="replay-play"><summary>Play the replay: {frames}, '
+                f'played once{length} (all at once where the system asks for reduced motion)</summary>'
+                f'<picture>{reduced}<img alt="{alt}" src="{_data(self.png)}"></picture></details>'
                 f'<details><summary>The steps in words</summary><ol>{steps}</ol></details></figure>')
         return {'text/html': page, 'text/plain': self.alt}
 

@@ -307,11 +307,12 @@ class Array(Kind):
 
 
 class Arrays(Kind):
-    """A list of NDArrays, one per device, of one shape and dtype (an allreduce's input);
-    ``min_size``: 'k' if every array needs at least one element per array (the ring)."""
+    """A list of dense NDArrays, one per device, of one shape and dtype (an allreduce's input);
+    ``min_size``: 'k' if every array needs at least one element per array (the ring); ``floating``:
+    integers are refused too (a sum that casts to float16 would get them wrong)."""
 
-    def __init__(self, min_size=None):
-        self.min_size = min_size
+    def __init__(self, min_size=None, floating=False):
+        self.min_size, self.floating = min_size, floating
 
     def bad(self, good, call):
         k = len(good)
@@ -338,7 +339,12 @@ class Arrays(Kind):
             st.just([]).map(value_error('empty')),
             st.just(None).map(lambda _: [mx.nd.array(np.zeros(0, np.float32), ctx=a.context) for a in good])
             .map(value_error('zero-size')),
+            st.just(None).map(lambda _: [a.reshape((1, -1)).tostype('row_sparse') for a in good])
+            .map(type_error('row_sparse')),
         ]
+        if self.floating:
+            wrong.append(st.sampled_from(['int32', 'int64', 'uint8']).map(
+                lambda t: [a.astype(t) for a in good]).map(type_error('integers (float16 would round them)')))
         if k > 1:
             wrong.append(st.just(None).map(one(reshaped)).map(value_error('two shapes')))
         if self.min_size == 'k' and k > 1:

@@ -19,7 +19,8 @@ import time
 import pytest
 
 from conftest import ROOT
-from test_browser import NUMBERED, Traffic, _deck, _make, _open_deck, _shoot, browser, showcase  # noqa: F401
+from test_browser import (SLIDE_ORDER, NUMBERED, Traffic, _deck, _make, _open_deck, _shoot, browser,  # noqa: F401
+                          showcase)
 
 from tools import alt_text
 from tools.web import assets
@@ -168,7 +169,7 @@ FOCUS = """() => { const e = document.activeElement; if (!e || e === document.bo
     const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
     return {tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || '').trim().slice(0, 40),
             visible: r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight
-                     && r.left < innerWidth && e.checkVisibility({visibilityProperty: true}),
+                     && r.left < innerWidth && e.checkVisibility({visibilityProperty: true, opacityProperty: true}),
             ring: ring, inMain: !!e.closest('main')}; }"""
 
 
@@ -202,6 +203,106 @@ def test_the_book_with_the_keyboard_alone(browser, book):      # noqa: F811
     assert not hidden, f'Tab stops not shown, or without a focus outline: {hidden}'
     _shoot(page, 'a11y-book-focus.png')
     context.close()
+
+
+# At 320 CSS px (WCAG 1.4.10, reflow): how far the page scrolls sideways, and the table cells whose
+# content overflows into the next cell. Code blocks and figure tables scroll in their own boxes.
+REFLOW = """() => ({
+    width: document.documentElement.scrollWidth,
+    cells: document.querySelectorAll('article td, article th').length,
+    over: [...document.querySelectorAll('article td, article th')].filter(c => c.checkVisibility()
+        && c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.trim().slice(0, 40)),
+})"""
+
+
+def test_the_book_reflows_at_320_px(browser, book):      # noqa: F811
+    """WCAG 1.4.10: every page of the book at 320 CSS px (a phone, or a 1280-px window at 400 %) reads
+    without scrolling sideways (inline code and long words wrap; code blocks scroll in their box,
+    as code must), and no table cell spills into the next: at 320 px, 62 of the 80 cells of the
+    closing page's map did. The map is laid out as cards there, one per row, each cell under its
+    column's name, and a screen reader still finds a table of 5 columns."""
+    context = browser.new_context(viewport={'width': 320, 'height': 640})
+    traffic = Traffic(context)
+    page = context.new_page()
+    wide, spilled, cells = {}, {}, 0
+    for path in book_pages():
+        name = os.path.relpath(path, BOOK)
+        page.goto('file://' + path)
+        page.wait_for_load_state('load')
+        if page.locator('.math').count():
+            page.locator('mjx-container').first.wait_for()
+        found = page.evaluate(REFLOW)
+        cells += found['cells']
+        if found['width'] > 321:
+            wide[name] = found['width']
+        if found['over']:
+            spilled[name] = f"{len(found['over'])} of {found['cells']}: {found['over'][:3]}"
+    closing = os.path.join(BOOK, 'notebooks', 'where-next.html')
+    if os.path.exists(closing):
+        page.goto('file://' + closing)
+        table = page.locator('#the-map').get_by_role('table')
+        assert table.count() == 1 and table.get_by_role('columnheader').count() == 5, 'the map is no table any more'
+        labels = page.evaluate("""() => [...document.querySelectorAll('#the-map td')].slice(1, 5).map(td =>
+            [getComputedStyle(td).display, getComputedStyle(td, '::before').content])""")
+        assert labels == [['block', '"in this series"'], ['block', '"PyTorch (DDP, FSDP)"'], ['block', '"Horovod"'],
+                          ['block', '"JAX"']], f'the map is not laid out as cards at 320 px: {labels}'
+        page.locator('#the-map tbody tr').nth(1).scroll_into_view_if_needed()
+        _shoot(page, 'a11y-book-map-320px.png')
+    context.close()
+    traffic.check()
+    print(f'{len(book_pages())} pages, {cells} table cells at 320 px')
+    assert not wide, f'pages that scroll sideways at 320 px (their width): {wide}'
+    assert not spilled, f'table cells whose text spills into the next at 320 px: {spilled}'
+
+
+# Every text of the page against what is behind it (WCAG 1.4.3): [{text, ratio, needs}] of the texts
+# under their threshold (4.5:1, 3:1 from 24 px or 18.66 px bold). The colour behind is the first
+# background colour up the tree, blended (an element drawn over others, or a background image, is not
+# seen: axe reports those as "incomplete", which is how the search page's "+" of "Ctrl + K", #d1d5da
+# on white, 1.47:1, went unreported).
+CONTRAST = """() => {
+    const rgba = c => { const m = c.match(/[\\d.]+/g).map(Number); return m.length === 3 ? [...m, 1] : m; };
+    const over = (top, back) => top.slice(0, 3).map((v, i) => v * top[3] + back[i] * (1 - top[3]));
+    const linear = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    const lum = c => { const l = c.map(linear); return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]; };
+    const behind = el => { const layers = [];
+        for (let e = el; e; e = e.parentElement) { const b = rgba(getComputedStyle(e).backgroundColor);
+            if (b[3] > 0) { layers.push(b); if (b[3] === 1) break; } }
+        return layers.reverse().reduce((acc, b) => over(b, acc), [255, 255, 255]); };
+    const out = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!n.data.trim() || !el.checkVisibility({opacityProperty: true, visibilityProperty: true})
+            || el.closest('mjx-assistive-mml, .sr-only, .visually-hidden, svg')) continue;
+        const s = getComputedStyle(el), back = behind(el), fore = over(rgba(s.color), back);
+        const [a, b] = [lum(fore) + 0.05, lum(back) + 0.05], ratio = Math.max(a, b) / Math.min(a, b);
+        const size = parseFloat(s.fontSize), large = size >= 24 || (size >= 18.66 && parseInt(s.fontWeight) >= 700);
+        if (ratio < (large ? 3 : 4.5) - 0.005) out.push({text: n.data.trim().slice(0, 30), ratio: +ratio.toFixed(2),
+            needs: large ? 3 : 4.5, where: el.tagName + '.' + [...el.classList].join('.')});
+    }
+    return out;
+}"""
+
+
+def test_every_text_of_the_search_page_has_contrast_in_light_and_dark(browser, book):      # noqa: F811
+    """WCAG 1.4.3 on the book's search page, with a check of our own besides axe: every visible text
+    node against the colours behind it, in the light and the dark mode. axe left the "+" of its
+    search field's "Ctrl + K" (1.47:1) unreported."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 800})
+    page = context.new_page()
+    page.goto('file://' + os.path.join(BOOK, 'search.html'))
+    page.wait_for_load_state('load')
+    page.locator('.bd-search .search-button__kbd-shortcut').filter(visible=True).first.wait_for()
+    low = {}
+    for mode in ('light', 'dark'):
+        page.evaluate('mode => { document.documentElement.dataset.theme = mode; }', mode)
+        page.wait_for_timeout(200)
+        found = page.evaluate(CONTRAST)
+        if found:
+            low[mode] = found
+    _shoot(page, 'a11y-book-search-dark.png')
+    context.close()
+    assert not low, f'texts of the search page under their contrast: {low}'
 
 
 # --- the decks ------------------------------------------------------------------------------------
@@ -308,6 +409,119 @@ def test_a_deck_with_the_keyboard_alone(browser, decks):      # noqa: F811
     assert page.evaluate('() => document.activeElement.scrollTop') > 0, 'the down arrow did not scroll the output'
     assert [page.evaluate('() => Reveal.getIndices()')[k] or 0 for k in 'hv'] == found
     context.close()
+
+
+# Every Tab stop of the page while the slide on screen is shown: what the browser's sequential focus
+# navigation reaches (tabIndex >= 0, not disabled, not inert, not display: none or visibility:
+# hidden), those that are not on screen -- transparent (opacity 0, as reveal.js leaves the slides
+# next to the one shown) or on another slide -- listed. {stops, away: [description]}.
+TAB_STOPS = """() => {
+    const current = Reveal.getCurrentSlide(), slides = document.querySelector('.reveal .slides');
+    const stops = [...document.body.querySelectorAll('*')].filter(e => e.tabIndex >= 0 && !e.disabled
+        && !e.closest('[inert]') && e.checkVisibility({visibilityProperty: true}));
+    const away = stops.filter(e => !(e.checkVisibility({visibilityProperty: true, opacityProperty: true})
+                                     && (current.contains(e) || !slides.contains(e))));
+    return {stops: stops.length, away: away.map(e => e.tagName.toLowerCase()
+        + [...e.classList].slice(0, 2).map(c => '.' + c).join('') + ' on ' + (e.closest('section')
+        ? (() => { const {h, v} = Reveal.getIndices(e.closest('section')); return `#/${h}/${v || 0}`; })() : '?'))};
+}"""
+
+
+def test_tab_reaches_only_what_is_on_screen_on_every_slide_of_every_deck(browser, decks):      # noqa: F811
+    """WCAG 2.4.3 (focus order) and 2.4.7 (focus visible): on every slide of every deck, every Tab stop
+    is on the slide on screen or among the deck's own controls, and visible -- opacity included:
+    reveal.js keeps the neighbouring slides in the page at opacity 0, and Tab used to walk into
+    their code boxes, outputs and formulas (172 of deck 04's 293 stops) with nothing seen to take
+    the focus. Then, in deck 04, the keys themselves: a full round of Tab from a slide with code
+    stays on what is shown, each stop opaque and outlined, the deck's arrows too (screenshot
+    after five Tabs)."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    page = context.new_page()
+    away, slides = {}, 0
+    for path in NUMBERED:
+        stem = os.path.basename(path)[:-len('.ipynb')]
+        _open_deck(page, path)
+        page.evaluate("() => Reveal.configure({transition: 'none'})")
+        # no CSS transition: each slide is checked as it is once shown (the controls fade in)
+        page.add_style_tag(content='*, *::before, *::after { transition: none !important; }')
+        for h, v in page.evaluate(SLIDE_ORDER):
+            page.evaluate('([h, v]) => Reveal.slide(h, v)', [h, v])
+            found = page.evaluate(TAB_STOPS)
+            slides += 1
+            if found['away']:
+                away[f'{stem[:2]} #/{h}/{v}'] = f"{len(found['away'])} of {found['stops']}: {found['away'][:3]}"
+    print(f'Tab stops checked on {slides} slides')
+    assert not away, f'Tab stops off screen on {len(away)} slides:\n' + '\n'.join(f'{k}: {w}' for k, w in away.items())
+
+    path = next(p for p in NUMBERED if os.path.basename(p).startswith('04-'))
+    _open_deck(page, path)
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    page.add_style_tag(content='*, *::before, *::after { transition: none !important; }')
+    h, v = page.evaluate("""() => { const s = Reveal.getSlides().find(s => s.querySelector('.jp-CodeCell')
+        && !s.querySelector('.fragment')); const i = Reveal.getIndices(s); Reveal.slide(i.h, i.v);
+        return [i.h, i.v || 0]; }""")
+    stops = []
+    for n in range(60):                     # round the page once: back at the skip link, or off the page
+        page.keyboard.press('Tab')
+        stop = page.evaluate("""() => { const e = document.activeElement;
+            if (!e || e === document.body) return null;
+            const s = getComputedStyle(e);
+            return {id: e.id, what: e.tagName + '.' + e.className,
+                    shown: e.checkVisibility({opacityProperty: true, visibilityProperty: true})
+                           && parseFloat(s.opacity) >= 0.9,
+                    here: Reveal.getCurrentSlide().contains(e)
+                          || !document.querySelector('.reveal .slides').contains(e),
+                    ring: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2}; }""")
+        if n == 4:
+            _shoot(page, 'a11y-deck-five-tabs.png')
+        if stop is None or (stops and stop['id'] == 'skip-to-slide'):
+            break
+        stops.append(stop)
+    assert page.evaluate('() => [Reveal.getIndices().h, Reveal.getIndices().v || 0]') == [h, v], 'Tab changed the slide'
+    wrong = [s for s in stops if not (s['shown'] and s['here'] and s['ring'])]
+    assert len(stops) >= 3 and not wrong, f'deck 04, #/{h}/{v}: Tab stops not on screen, faded or without an ' \
+        f'outline: {wrong} (of {len(stops)})'
+    context.close()
+
+
+def test_the_speaker_view_names_its_previews_and_its_timer_reset_is_a_button(browser, decks):    # noqa: F811
+    """The speaker view (S in a deck; reveal.js's notes plugin, fixed in tools/web/assets.py): its two
+    slide previews are iframes named by a title (WCAG 4.1.2), the timer's reset is a button that Tab
+    reaches and Enter presses (2.1.1), and axe finds nothing in it."""
+    context = browser.new_context(viewport={'width': 1280, 'height': 720})
+    traffic = Traffic(context)
+    page = context.new_page()
+    path = next((p for p in NUMBERED if '"notes"' in open(p).read()), showcase())
+    _open_deck(page, path)
+    with page.expect_popup() as popup:
+        page.keyboard.press('s')
+    view = popup.value
+    view.wait_for_function("() => document.querySelectorAll('iframe').length === 2 && "
+                           "!document.getElementById('connection-status') || "
+                           "getComputedStyle(document.getElementById('connection-status')).display === 'none'")
+    frames = view.evaluate("() => [...document.querySelectorAll('iframe')].map(f => f.title)")
+    assert len(frames) == 2 and all(frames), f'speaker view iframes without a title: {frames}'
+    reset = view.locator('.speaker-controls-time .reset-button')
+    assert reset.evaluate('b => b.tagName') == 'BUTTON', 'the timer reset is not a button'
+    seconds = "() => document.querySelector('.speaker-controls-time .timer .seconds-value').textContent"
+    view.wait_for_function(f"() => ({seconds})() !== ':00'", timeout=5_000)        # the timer runs
+    for _ in range(10):
+        view.keyboard.press('Tab')
+        if view.evaluate("() => document.activeElement.classList.contains('reset-button')"):
+            break
+    assert view.evaluate("() => document.activeElement.classList.contains('reset-button')"), 'Tab does not reach reset'
+    assert reset.evaluate("b => getComputedStyle(b).opacity") == '1', 'the reset button is not shown with the focus'
+    _shoot(view, 'a11y-speaker-view.png')
+    view.keyboard.press('Enter')
+    view.wait_for_function(f"() => ({seconds})() === ':00'", timeout=900)           # Enter reset it
+    _axe(view)
+    found = Violations('speaker view')
+    found.add('speaker view', view.evaluate(AXE, [None, TAGS]))
+    found.report(0)
+    assert not found.found, dict(found.found)
+    view.close()
+    context.close()
+    traffic.check()
 
 
 # --- figures: their text alternative, wherever they go ----------------------------------------------

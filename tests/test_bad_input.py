@@ -210,6 +210,11 @@ K_ARRAY = Custom([Bad('4', TypeError, 'a string'), Bad(None, TypeError, 'None'),
                   Bad(float('inf'), ValueError, 'inf'), Bad([2, 0], ValueError, 'a 0 among them'),
                   Bad(np.array([1, -1]), ValueError, 'a negative among them')])
 
+# A job's placement (helpers.placement.two_hosts): process name -> {'netns': ..., 'host': ...}.
+PLACE = Custom([Bad(5, TypeError, 'not a dict'), Bad({'worker 0': 5}, TypeError, 'an entry that is not a dict'),
+                Bad({'worker 0': {'netns': ''}}, ValueError, 'an empty namespace name'),
+                Bad({'worker 0': {'host': 5}}, TypeError, 'a number for an address')])
+
 ENTRIES = {
     # ---------------------------------------------------------------------------- helpers.checks
     'helpers.checks.whole': Sweep(
@@ -264,9 +269,18 @@ ENTRIES = {
     'helpers.checks.devices': Sweep(
         lambda: dict(devs=CPU, name='devices'), devs=Devices(),
         names={'devs': ('devices',)}, free={'name': MESSAGE, 'present': POLICY, 'empty': POLICY}),
+    'helpers.checks.placement': Sweep(lambda: dict(place={'worker 0': {'netns': 'mxdp-1-a-x', 'host': '10.0.0.2'}},
+                                                   name='place'), place=PLACE, free={'name': MESSAGE}),
+    'helpers.checks.program': Sweep(
+        lambda: dict(command=[sys.executable, '-c', 'pass'], env=None, cwd=None, name='command'),
+        command=Custom([Bad(['/nonexistent/mxdp-sweep/prog'], ValueError, 'no such file'),
+                        Bad(['no-such-program-mxdp'], ValueError, 'not on PATH'),
+                        Bad([__file__], ValueError, 'a file that is not executable')]),
+        free={'env': 'checked by its caller (checks.mapping): only its PATH is read',
+              'cwd': 'checked by its caller (checks.path)', 'name': MESSAGE}),
     'helpers.checks.arrays': Sweep(
         lambda: dict(arrs=_arrays(), min_size=1), arrs=Arrays(),
-        names={'arrs': ('allreduce', 'array')}, free={'min_size': POLICY, 'ring': POLICY}),
+        names={'arrs': ('allreduce', 'array')}, free={'min_size': POLICY, 'ring': POLICY, 'floating': POLICY}),
     'helpers.checks.weights': Sweep(
         lambda: dict(ws=[1, 3], k=2), ws=Weights('k'), names={'ws': ('weight',)},
         free={'k': POLICY}),
@@ -467,7 +481,7 @@ ENTRIES = {
         lambda: dict(command=[sys.executable, '-c', 'pass'], num_workers=2, num_servers=1, timeout=60, env={'A': '1'},
                      echo=False, cwd=None, place=None), starts=True,
         command=Strings(), num_workers=Count(1, checks.MAX_PROCESSES), num_servers=Count(1, checks.MAX_PROCESSES),
-        timeout=Seconds(), env=Maybe(Mapping()), place=Maybe(Mapping()), cwd=Maybe(Path()), free={'echo': ECHO}),
+        timeout=Seconds(), env=Maybe(Mapping()), place=Maybe(PLACE), cwd=Maybe(Path()), free={'echo': ECHO}),
     'helpers.job.JobResult': RECORD,
     'helpers.job.DistJobError': EXCEPTION,
     'helpers.job.DistJobTimeout': EXCEPTION,
@@ -475,7 +489,20 @@ ENTRIES = {
     'helpers.job.job_processes': Sweep(
         lambda: dict(jobdir='/tmp/mxdp-dist-none'), jobdir=Path()),
     'helpers.job_node.progress': Sweep(
-        lambda: dict(step=3, final=False), step=Count(0), final=Flag()),
+        lambda: dict(step=3, final=False, rank=None), step=Count(0), final=Flag(),
+        rank=Maybe(Count(0, checks.MAX_PROCESSES))),
+    'helpers.job_node.run_script': Sweep(
+        lambda: dict(main=lambda: True), main=Callable(),
+        run_baseline='it ends the process that calls it, which is its job (tests/test_dist.py runs it in one)'),
+    'helpers.job_faults.Tracebacks': NO_ARGUMENTS,
+    'helpers.job_faults.stopped': Sweep(
+        lambda: dict(pids=[os.getpid()]),
+        pids=Custom([Bad('123', TypeError, 'a string'), Bad([None], TypeError, 'None'),
+                     Bad([True], TypeError, 'a bool pid'), Bad([0], ValueError, 'pid 0 (the whole group)'),
+                     Bad([-1], ValueError, 'pid -1 (every process)')]),
+        names={'pids': ('pid',)}),
+    'helpers.job_faults.links_down': Sweep(
+        lambda: dict(place={}, timeout=5.0), place=PLACE, timeout=Seconds()),
     'helpers.launcher.launcher_path': NO_ARGUMENTS,
     'helpers.launcher.try_launcher': Sweep(
         lambda: dict(args=['--launcher', 'local'], patched=True, timeout=60),
@@ -487,14 +514,17 @@ ENTRIES = {
     # ---------------------------------------------------------------- helpers.cluster, placement, netns, procs
     'helpers.cluster.ssh_commands': Sweep(
         lambda: dict(hosts=['10.0.0.1', '10.0.0.2'], script_args=['--epochs', '1'], num_servers=None, hostfile='hosts',
-                     repo='/srv/repo', python='/srv/repo/.venv/bin/python', interface=None, env={'PS_VERBOSE': '1'}),
+                     repo='/srv/repo', python='/srv/repo/.venv/bin/python', interface=None, env={'PS_VERBOSE': '1'},
+                     scheduler='10.0.0.1'),
         hosts=Custom([Bad('10.0.0.1', TypeError, 'a string'), Bad(['node1'], ValueError, 'a host name'),
                       Bad([], ValueError, 'no hosts'), Bad([10], TypeError, 'a number'), Bad(None, TypeError, 'None')]),
         script_args=Custom([Bad('--epochs 1', TypeError, 'a string'), Bad(['--epochs', 1], TypeError, 'a number')]),
         num_servers=Maybe(Count(1, checks.MAX_PROCESSES)), hostfile=Text(('', 'my hosts')),
         repo=Custom([Bad('/a b', ValueError, 'needs quoting'), Bad(5, TypeError, 'a number')]),
         python=Maybe(Custom([Bad('/a b/python', ValueError, 'needs quoting'), Bad(5, TypeError, 'a number')])),
-        interface=Maybe(Text(('', 'eth 0'))), env=Maybe(Mapping()), names={'hosts': ('host',)}),
+        interface=Maybe(Text(('', 'eth 0'))), env=Maybe(Mapping()), names={'hosts': ('host',)},
+        scheduler=Maybe(Custom([Bad('node1', ValueError, 'a host name'), Bad('', ValueError, 'empty'),
+                                Bad(10, TypeError, 'a number')]))),
     'helpers.placement.two_hosts': Sweep(
         lambda: dict(net=_network(), num_workers=2, num_servers=1), starts=True,
         net=Obj(__import__('helpers.netns').netns.Network),
@@ -519,6 +549,8 @@ ENTRIES = {
     'helpers.netns.Network': Sweep(
         lambda: dict(clean_leftovers=False), clean_leftovers=Flag()),
     'helpers.netns.Link': RECORD,
+    'helpers.netns.links_down': Sweep(
+        lambda: dict(ns=None, timeout=5.0), starts=True, ns=Maybe(Text(('',))), timeout=Seconds()),
     'helpers.netns.counters': Sweep(
         lambda: dict(ns=None, dev='lo'), starts=True, ns=Maybe(Text(('',))),
         dev=Text(('',))),
@@ -654,6 +686,14 @@ ENTRIES = {
         run_baseline='its laws run in tests/test_lessoncheck.py',
         qualname=Choice(tuple(__import__('helpers.lessoncheck').lessoncheck.CHECKS)),
         fn=Callable(), reported={'fn': lambda report: not report.ok},
+        names={'qualname': ('lesson', 'check')}),
+    'helpers.lessoncheck.graded': Sweep(
+        lambda: dict(qualname='helpers.comm.copy_to', cells=['', 'def copy_to(x, to):\n    return x.copyto(to)\n']),
+        run_baseline='it starts a fresh Python; tests/test_assignments.py runs it, and nbgrader runs it there too',
+        qualname=Choice(tuple(__import__('helpers.lessoncheck').lessoncheck.CHECKS)),
+        cells=Custom([Bad('def copy_to(x, to): pass', TypeError, 'one string, not a list of them'),
+                      Bad(None, TypeError, 'None'), Bad([1, 2], TypeError, 'not strings'),
+                      Bad({'In': []}, TypeError, 'a dict')]),
         names={'qualname': ('lesson', 'check')}),
     **{f'helpers.lessoncheck.check_{lesson.rpartition(".")[2]}': Sweep(
         lambda lesson=lesson: dict(fn=_lesson(lesson)), run_baseline='its laws run in tests/test_lessoncheck.py',
@@ -911,7 +951,9 @@ ENTRIES = {
         names={'X': ('example', 'split_and_load'), 'device_params': ('replica', 'parameter')},
         device_params=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'),
                                                  Bad(good[:1], ValueError, 'one replica short')]),
-        free={'y': 'as X (split_batch checks both)'}),
+        free={'y': 'as X (split_batch checks both)',
+              'send': "a function: called for every message; a non-function fails at the first transfer with "
+                      "Python's TypeError"}),
     'helpers.train.train_batch': Sweep(
         lambda: dict(zip(('net', 'trainer'), _net_and_trainer()), X=_images(4), y=nd.array([1, 2, 3, 4]), devices=CPU,
                      weights=None),
@@ -1357,7 +1399,7 @@ ENTRIES.update({
         classify=Maybe(Callable()), min_width=NonNegative(), alt=ALT, free={'figsize': FIGSIZE},
         names={'panels': ('panel',)}),
     'helpers.precision.allreduce_fp16': Sweep(
-        lambda: dict(grads=_arrays()), grads=Arrays(), names={'grads': ('allreduce', 'array')},
+        lambda: dict(grads=_arrays()), grads=Arrays(floating=True), names={'grads': ('allreduce', 'array')},
         free={'send': 'as allreduce_naive'}),
     'helpers.precision.amp_probe': Sweep(
         lambda: dict(target_dtype='float16', batch_size=16, seed=0),
@@ -1468,6 +1510,7 @@ ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **o
     ('views', 'helpers.sharding.views_of', dict(free=NAME)),
     ('norm_layer', 'helpers.models.batchnorm_step', dict(rename={'devs': 'devices'})),
     ('checkpoint', 'helpers.checkpoint.save_checkpoint', dict(free={'load': POLICY})),
+    ('checkpoint_files', 'helpers.checkpoint.load_checkpoint', {}),
     ('scaled_step', 'helpers.precision.train_batch_fp16', dict(rename={'devs': 'devices'})),
     ('accumulation', 'helpers.accumulation.train_batch_accumulated', dict(rename={'devs': 'devices'})),
     ('updaters', 'helpers.sharding.state_elements', dict(rename={'values': 'updaters'}, free=NAME)),

@@ -8,7 +8,9 @@ Screenshots go to build/screenshots/ (their paths are printed at the end of the 
 a test cannot tell a pretty slide from an ugly one. Skipped, saying why, where Chromium is not
 installed (`make chromium` installs Debian's package when run as root with apt) or where the slides
 and the book cannot fetch their pinned assets (npm missing and never fetched)."""
+import base64
 import glob
+import io
 import json
 import os
 import re
@@ -23,6 +25,8 @@ import pytest
 
 from conftest import NOTEBOOKS, ROOT
 from test_lab import TOKEN, lab_server, start_page
+
+from tools.nb import KERNELSPEC
 
 sync_api = pytest.importorskip('playwright.sync_api', reason='playwright is not installed (make setup)')
 
@@ -80,7 +84,17 @@ def _local(url):
     parts = urllib.parse.urlsplit(url)
     if parts.scheme in ('file', 'data', 'blob', 'about'):
         return True
-    return parts.scheme in ('http', 'https', 'ws', 'wss') and parts.hostname in LOCAL_HOSTS
+    return (parts.scheme in ('http', 'https', 'ws', 'wss')
+            and (parts.hostname in LOCAL_HOSTS or _loopback(parts.hostname)))
+
+
+def _loopback(host):
+    """An address of 127.0.0.0/8: this machine's loopback interface (test_lab.lab_server binds one of its own)."""
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Traffic:
@@ -170,12 +184,15 @@ def _make(target):
 
 # --- JupyterLab ---------------------------------------------------------------------------------
 
-def _lab_env(tmp_path):
+def _lab_env(tmp_path, all_cells=True):
     """A new user's JupyterLab (fresh settings and workspaces, autosave off so the test never writes a
-    notebook, every cell in the DOM), plus a user-level `python3` kernelspec that must NOT be used."""
+    notebook; ``all_cells``: every cell in the DOM, else JupyterLab's default windowing, as a student
+    has it), plus a user-level `python3` kernelspec that must NOT be used."""
     settings = tmp_path / 'user-settings'
-    for plugin, values in {'docmanager-extension/plugin': {'autosave': False},
-                           'notebook-extension/tracker': {'windowingMode': 'none'}}.items():
+    plugins = {'docmanager-extension/plugin': {'autosave': False}}
+    if all_cells:
+        plugins['notebook-extension/tracker'] = {'windowingMode': 'none'}
+    for plugin, values in plugins.items():
         path = settings / '@jupyterlab' / f'{plugin}.jupyterlab-settings'
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
@@ -262,6 +279,161 @@ def test_jupyterlab_shows_figures_runs_a_cell_and_asks_for_nothing(context, tmp_
     traffic.check()
     assert ' 404 GET /files/' not in server_log
     assert open(path, 'rb').read() == before, 'the test changed the notebook'
+
+
+# The cells of the notebook on screen, in order: [{text, heading, collapsed, shown, hidden}], where
+# heading is the text of an "Under the hood" h3/h4 heading the cell starts with ('' if none), collapsed
+# whether JupyterLab shows it collapsed, shown whether the cell is displayed, hidden the text of the
+# "n cells hidden" button under it. (textContent: innerText is empty in a cell that JupyterLab's
+# default windowing, CSS content-visibility, has not laid out yet.)
+LAB_CELLS = """panel => [...document.querySelectorAll(`${panel} .jp-Notebook .jp-Cell`)].map(cell => {
+    const h = cell.querySelector('.jp-RenderedMarkdown > h3:first-child, .jp-RenderedMarkdown > h4:first-child');
+    const button = cell.querySelector('.jp-showHiddenCellsButton');
+    return {text: (cell.querySelector('.jp-RenderedMarkdown') || cell).textContent.trim().slice(0, 60),
+            heading: h && h.textContent.startsWith('Under the hood') ? h.textContent.trim() : '',
+            collapsed: cell.classList.contains('jp-MarkdownHeadingCollapsed'), shown: cell.checkVisibility(),
+            hidden: button ? button.textContent.trim() : ''}; })"""
+
+
+def _lab_open(page, base, name):
+    """Open ``name`` (a path under the repository) alone in JupyterLab; return the panel's selector
+    once every cell of the notebook is on the page, its markdown rendered, and (JupyterLab collapses
+    headings after it has rendered them) every heading flagged collapsed has its "cells hidden"
+    button, or 20 s have passed: the caller's assertions say what is missing."""
+    page.goto(f'{base}/lab/tree/{name}?reset&token={TOKEN}')
+    panel = '.jp-NotebookPanel:not(.lm-mod-hidden)'
+    nb = nbformat.read(os.path.join(ROOT, name), as_version=4)
+    page.wait_for_function('([panel, n]) => document.querySelectorAll(`${panel} .jp-Notebook .jp-Cell`).length === n '
+                           '&& !document.querySelector(`${panel} .jp-MarkdownCell:not(.jp-mod-rendered)`)',
+                           arg=[panel, len(nb.cells)], timeout=60_000)
+    flagged = sum(bool(c.metadata.get('jp-MarkdownHeadingCollapsed')) for c in nb.cells)
+    try:
+        page.wait_for_function('([panel, n]) => document.querySelectorAll(`${panel} .jp-showHiddenCellsButton`)'
+                               '.length >= n', arg=[panel, flagged], timeout=20_000)
+    except sync_api.TimeoutError:
+        pass
+    return panel
+
+
+def _probe_notebook():
+    """Which metadata JupyterLab reads when it opens a notebook: four ways to mark a heading collapsed,
+    and the one the asides used to have (the flag, with the text in the heading's own cell)."""
+    def md(text, **metadata):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata.update(metadata)
+        return cell
+    cells = [md('# Probe')]
+    for name, metadata in [('flag', {'jp-MarkdownHeadingCollapsed': True}), ('classic', {'heading_collapsed': True}),
+                           ('hidden', {'jupyter': {'source_hidden': True}}), ('collapsed', {'collapsed': True})]:
+        cells += [md(f'### Heading {name}', **metadata), md(f'Text {name}.'), md(f'## After {name}')]
+    cells += [md('### Heading shared\n\nText shared.', **{'jp-MarkdownHeadingCollapsed': True}), md('## After shared')]
+    return nbformat.v4.new_notebook(cells=cells, metadata={'kernelspec': dict(KERNELSPEC)})
+
+
+def test_jupyterlab_opens_every_aside_closed_under_its_heading(context, tmp_path):
+    """README: the *Under the hood* asides are "collapsed: click their heading to open them". In the
+    JupyterLab of `make lab`, with its default windowing, every aside of every notebook and worked
+    solution opens closed: its heading shown, its text not, until the heading's toggle is clicked
+    (once); a second click closes it again. A probe notebook shows why the asides have the form they
+    have (tools/nb.py): JupyterLab 4 reads `jp-MarkdownHeadingCollapsed` (not the classic notebook's
+    `heading_collapsed`, nor `collapsed` or `jupyter.source_hidden`) and hides the cells after the
+    heading, never the text in the heading's own cell."""
+    probe = os.path.join(ROOT, 'build', 'lab-probe', 'asides-probe.ipynb')
+    os.makedirs(os.path.dirname(probe), exist_ok=True)
+    nbformat.write(_probe_notebook(), probe)
+    paths = [p for p in NUMBERED + sorted(glob.glob(os.path.join(NOTEBOOKS, 'solutions', '*.ipynb')))
+             if any('aside' in c.metadata.get('tags', []) for c in nbformat.read(p, as_version=4).cells)]
+    befores = {p: open(p, 'rb').read() for p in paths}
+    traffic = Traffic(context)
+    page = context.new_page()
+    with lab_server(tmp_path / 'lab.log', env=_lab_env(tmp_path, all_cells=False)) as (base, log):
+        panel = _lab_open(page, base, os.path.relpath(probe, ROOT))
+        sources = [c.source for c in nbformat.read(probe, as_version=4).cells]
+        shown = dict(zip(sources, [c['shown'] for c in page.evaluate(LAB_CELLS, panel)]))
+        assert not shown['Text flag.'], 'jp-MarkdownHeadingCollapsed did not hide the cell after its heading'
+        assert shown['### Heading flag'] and shown['## After flag']
+        assert all(shown[f'Text {name}.'] for name in ('classic', 'hidden', 'collapsed')), shown
+        assert shown['### Heading shared\n\nText shared.'], 'the text in a collapsed heading\'s own cell is hidden?'
+
+        problems, asides = [], 0
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            heads = [i for i, c in enumerate(nb.cells) if 'aside' in c.metadata.get('tags', [])
+                     and re.match(r'#{3,4} Under the hood', c.source)]
+            panel = _lab_open(page, base, os.path.relpath(path, ROOT))
+            cells = page.evaluate(LAB_CELLS, panel)
+            for i in heads:
+                asides += 1
+                head, text = cells[i], cells[i + 1]
+                if not (head['heading'] and head['collapsed'] and head['shown'] and head['hidden']
+                        and not text['shown']):
+                    problems.append(f'{os.path.basename(path)}, cell {i} ({head["text"][:40]!r}): heading '
+                                    f'{"shown" if head["shown"] else "not shown"}, '
+                                    f'{"collapsed" if head["collapsed"] else "not collapsed"}; '
+                                    f'its text {"shown" if text["shown"] else "hidden"}')
+            if os.path.basename(path).startswith('10-'):     # the issue's example: open it, close it
+                cell = page.locator(f'{panel} .jp-Notebook .jp-Cell').nth(heads[0])
+                first = page.locator(f'{panel} .jp-Notebook .jp-Cell').nth(heads[0] + 1).locator(
+                    '.jp-RenderedMarkdown > :first-child')
+                for _ in range(10):      # cells above lay themselves out as they come into view
+                    cell.evaluate('c => c.scrollIntoView({block: "start"})')
+                    page.wait_for_timeout(400)
+                    if cell.evaluate('c => Math.abs(c.getBoundingClientRect().top'
+                                     ' - c.closest(".jp-WindowedPanel-outer").getBoundingClientRect().top) < 40'):
+                        break
+                assert not first.is_visible(), 'the first paragraph of the aside shows before it is opened'
+                _shoot(page, 'lab-aside-closed.png')
+                cell.locator('h3, h4').first.hover()                  # the toggle shows by the heading
+                cell.locator('.jp-collapseHeadingButton').click()
+                first.wait_for(state='visible', timeout=5_000)
+                assert first.evaluate('p => p.checkVisibility() && p.getBoundingClientRect().top < innerHeight')
+                _shoot(page, 'lab-aside-open.png')
+                cell.locator('h3, h4').first.hover()
+                cell.locator('.jp-collapseHeadingButton').click()
+                first.wait_for(state='hidden', timeout=5_000)
+                cell.locator('.jp-showHiddenCellsButton').click()     # "n cells hidden" opens it too
+                first.wait_for(state='visible', timeout=5_000)
+        page.close()
+    traffic.check()
+    assert asides >= len(paths), f'{asides} asides in {len(paths)} notebooks'
+    assert not problems, f'asides not closed in JupyterLab ({len(problems)} of {asides}):\n' + '\n'.join(problems)
+    assert all(open(p, 'rb').read() == before for p, before in befores.items()), 'the test changed a notebook'
+
+
+def test_jupyterlab_shows_the_replay_still_until_the_reader_plays_it(context, tmp_path):
+    """WCAG 2.2.2 (pause, stop, hide) where the reader meets notebook 04's replay: in JupyterLab (its
+    HTML sanitizer keeps <details>, and removes <picture>) a fresh `Replay.animation()` shows one
+    still image; "Play the replay" shows the animated PNG, which plays once; closed, it is gone.
+    (tests/test_replay.py checks the same page in plain Chromium, with reduced motion too.)"""
+    from PIL import Image
+    from helpers import replay
+    page_html = replay.reference('allreduce_ring', 4, 10).animation()._repr_mimebundle_()
+    cell = nbformat.v4.new_code_cell("display(ring.animation())")
+    cell.outputs = [nbformat.v4.new_output('display_data', data=page_html)]
+    probe = os.path.join(ROOT, 'build', 'lab-probe', 'replay-probe.ipynb')
+    os.makedirs(os.path.dirname(probe), exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell('# Replay'), cell],
+                                            metadata={'kernelspec': dict(KERNELSPEC)}), probe)
+    traffic = Traffic(context)
+    page = context.new_page()
+
+    def shown():
+        sources = page.evaluate("[...document.querySelectorAll('.jp-OutputArea-output figure.replay img')]"
+                                ".filter(img => img.checkVisibility()).map(img => img.currentSrc || img.src)")
+        frames = [Image.open(io.BytesIO(base64.b64decode(src.split(',', 1)[1]))) for src in sources]
+        return [getattr(f, 'n_frames', 1) for f in frames]
+    with lab_server(tmp_path / 'lab.log', env=_lab_env(tmp_path, all_cells=False)) as (base, log):
+        panel = _lab_open(page, base, os.path.relpath(probe, ROOT))
+        page.locator(f'{panel} figure.replay img').first.wait_for()
+        assert shown() == [1], f'JupyterLab shows {shown()} (frames of each image shown), not one still image'
+        page.locator(f'{panel} figure.replay details.replay-play > summary').click()
+        page.wait_for_function("[...document.querySelectorAll('figure.replay img')].every(i => i.complete)")
+        played = shown()
+        assert played[0] == 1 and len(played) == 2 and played[1] > 1, f'Play showed {played}'
+        page.locator(f'{panel} figure.replay details.replay-play > summary').click()
+        assert shown() == [1]
+        page.close()
+    traffic.check()
 
 
 # --- slides -------------------------------------------------------------------------------------
@@ -363,6 +535,46 @@ def test_right_arrow_space_and_pagedown_walk_every_slide(context, slides_built):
                                timeout=5_000)
     page.keyboard.press('ArrowLeft')
     page.wait_for_function('h => Reveal.getIndices().h === h && Reveal.getIndices().v === 0', arg=h, timeout=5_000)
+
+
+# [[h, v], ...] of every slide of the deck, in order
+SLIDE_ORDER = "() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s); return [i.h, i.v || 0]; })"
+
+
+def test_home_end_and_next_keys_walk_every_slide_in_order(context, slides_built):
+    """Home goes to the first slide and End to the last, and from Home the "next" keys visit every
+    slide in order, none skipped: reveal.js resumed a stack of sub-slides where it was last left,
+    so Home landed on the title's second sub-slide and the next Space skipped slides. The slide
+    number's link is named for what it is, not only "29 / 30"."""
+    page = context.new_page()
+    path = next((p for p in NUMBERED if os.path.basename(p).startswith('04-')), showcase())
+    _open_deck(page, path)
+    page.evaluate("() => Reveal.configure({transition: 'none'})")
+    order = page.evaluate(SLIDE_ORDER)
+    where = lambda: [page.evaluate('() => Reveal.getIndices()')[k] or 0 for k in 'hv']    # noqa: E731
+    page.locator('.reveal').click(position={'x': 5, 'y': 5})    # keys go to the deck (not a link)
+    for _ in range(min(6, len(order) - 1)):                      # into the deck, leaving stacks midway
+        page.keyboard.press('Space')
+    page.keyboard.press('Home')
+    assert where() == order[0], f'Home went to {where()}, not the first slide {order[0]}'
+    visited = [where()]
+    for key in ['Space', 'ArrowRight', 'PageDown', 'ArrowDown'] * len(order):
+        if len(visited) == len(order):
+            break
+        page.keyboard.press(key)
+        if where() != visited[-1]:             # (a press may show a fragment instead)
+            visited.append(where())
+    assert visited == order, f'the next keys from Home visited {visited}, the deck is {order}'
+    page.keyboard.press('Home')
+    page.keyboard.press('End')
+    assert where() == order[-1], f'End went to {where()}, not the last slide {order[-1]}'
+    page.keyboard.press('ArrowLeft')
+    assert where() == order[-2]
+    # the slide number is a link to the slide on screen: named as such, keeping its visible text
+    number = page.locator('.reveal .slide-number a')
+    shown = ' '.join(number.inner_text().split())
+    assert shown == f'{len(order) - 1} / {len(order)}' and number.get_attribute('aria-label') == \
+        f'Slide {shown}: a link to this slide', number.get_attribute('aria-label')
 
 
 FIT = r"""() => {

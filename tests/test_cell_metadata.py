@@ -40,21 +40,23 @@ def _without_slideshow(nb):
     return nb
 
 
-@pytest.mark.parametrize('path', nbtools.numbered(), ids=os.path.basename)
+@pytest.mark.parametrize('path', nbtools.numbered() + nbtools.solutions(), ids=os.path.basename)
 def test_cell_metadata_is_what_the_tool_writes(path):
     current = path not in slides.stale([path])
     assert current, f'cell metadata of {os.path.basename(path)} is out of date: run `make metadata`'
 
 
-@pytest.mark.parametrize('path', nbtools.numbered(), ids=os.path.basename)
+@pytest.mark.parametrize('path', nbtools.numbered() + nbtools.solutions(), ids=os.path.basename)
 def test_tool_changes_only_slideshow_and_collapsed_metadata_and_is_idempotent(path):
     original = nbformat.read(path, as_version=4)
     nb = _without_slideshow(original)
-    slides.apply(nb)
+    slides.apply(nb, slides=not slides.is_solutions(path))
+    if slides.is_solutions(path):
+        assert not any('slideshow' in c.metadata for c in nb.cells), 'a worked solution has no deck'
     assert _without_slideshow(nb) == _without_slideshow(original)   # sources, outputs, counts, tags
     for cell in nb.cells:
         assert set(cell.metadata.get('slideshow', {})) <= {'slide_type'}
-    assert not slides.apply(nb), 'a second run changed something'
+    assert not slides.apply(nb, slides=not slides.is_solutions(path)), 'a second run changed something'
     text = nbformat.writes(nb) + '\n'
     assert nbformat.writes(nbformat.reads(text, as_version=4)) + '\n' == text
 
@@ -173,22 +175,50 @@ def _aside_notebook():
 
 def test_an_aside_is_skipped_in_the_deck_and_its_heading_collapsed_in_jupyterlab(tmp_path):
     nb = _aside_notebook()
-    assert nbtools.asides(nb) == [(3, 4)] and nbtools.aside_problems(nb) == []
+    assert nbtools.asides(nb) == [(3, 4)]
     assert slides.apply(nb)
-    assert slides.slide_types(nb)[3:5] == ['skip', 'skip']
-    assert [bool(c.metadata.get(slides.COLLAPSED)) for c in nb.cells] == [False] * 3 + [True] + [False] * 3
-    nb.cells[3].metadata['tags'] = []                    # no longer an aside: the flag goes
-    nb.cells[4].metadata['tags'] = []
+    assert nbtools.asides(nb) == [(3, 5)] and nbtools.aside_problems(nb) == []
+    assert slides.slide_types(nb)[3:6] == ['skip', 'skip', 'skip']
+    assert [bool(c.metadata.get(slides.COLLAPSED)) for c in nb.cells] == [False] * 3 + [True] + [False] * 4
+    for cell in nb.cells[3:6]:                           # no longer an aside: the flag goes
+        cell.metadata['tags'] = []
     assert slides.apply(nb) and not any(c.metadata.get(slides.COLLAPSED) for c in nb.cells)
     body = _deck_html(tmp_path, _aside_notebook().cells)
     assert 'It queues' not in body and 'print(1)' not in body and 'Main line' in body
 
 
+def test_an_asides_heading_gets_a_cell_of_its_own_its_text_unchanged_after_it():
+    """JupyterLab hides the cells after a collapsed heading, not the heading cell's own text: the
+    tool cuts the aside's first cell after its heading line (tools.nb.heading_alone)."""
+    nb = _aside_notebook()
+    nb.cells[3].source = '\n### Under the hood: the engine\n\nIt queues.\n\nIt runs.\n'
+    nb.cells[3].metadata['tags'] = ['aside', 'other']
+    before = copy.deepcopy(nb)
+    assert nbtools.aside_problems(nb) == [
+        'cell 3: the heading of an aside must be alone in its cell (JupyterLab hides the cells after a '
+        'collapsed heading, not its own text): run make metadata']
+    assert nbtools.heading_alone(nb) == 1 and nbtools.heading_alone(nb) == 0
+    head, text = nb.cells[3], nb.cells[4]
+    assert head.source == '### Under the hood: the engine'
+    assert text.cell_type == 'markdown' and text.source == 'It queues.\n\nIt runs.'
+    assert text.metadata == {'tags': ['aside', 'other']} and text.id == f'{head.id}-text'
+    assert len({c.id for c in nb.cells}) == len(nb.cells)
+    assert [c.source for c in nb.cells[5:]] == [c.source for c in before.cells[4:]]
+    nbformat.validate(nb)
+    assert nbtools.aside_problems(nb) == []
+    one = v4.new_notebook(cells=[_md('# 00 · T'), _md('### Under the hood: x\ntext', tags=['aside'])])
+    one.cells[1].id = 'a' * 64                         # the longest id: the new one still fits
+    assert nbtools.heading_alone(one) == 1 and nbtools.asides(one) == [(1, 2)]
+    nbformat.validate(one)
+
+
 def test_the_book_shows_an_aside_as_a_closed_dropdown_round_all_its_cells():
-    nb = build_book.for_book(_aside_notebook())
-    sources = [c.source for c in nb.cells]
-    assert sources[3] == '<details class="aside">\n<summary>Under the hood: the engine</summary>\n\nIt queues.'
-    assert sources[4:7] == ['print(1)', '</details>', '## Next']
+    split = _aside_notebook()
+    assert nbtools.heading_alone(split) == 1                  # as make metadata leaves it
+    for nb in (_aside_notebook(), split):                     # the same dropdown, its text in one cell
+        sources = [c.source for c in build_book.for_book(nb).cells]
+        assert sources[3] == '<details class="aside">\n<summary>Under the hood: the engine</summary>\n\nIt queues.'
+        assert sources[4:7] == ['print(1)', '</details>', '## Next']
 
 
 @pytest.mark.parametrize('cells, problem', [

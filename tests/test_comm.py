@@ -36,6 +36,16 @@ def test_the_ring_halves_each_do_their_half(k, size, seed, dtype):
     lessoncheck.law_all_gather_copies(all_gather, k, (size,), dtype, seed)
 
 
+@pytest.mark.parametrize('collective', ALGORITHMS + [reduce_scatter, all_gather])
+@pytest.mark.parametrize('stype', ['row_sparse', 'csr'])
+def test_sparse_arrays_are_refused_saying_what_is_taken(collective, stype):
+    """MXNet's own copy of a sparse array between devices raises NotImplementedError with no message;
+    the guard refuses it first, by name, and says how to make it dense."""
+    arrays = [mx.nd.array([[1, 2], [0, 0]], ctx=c).tostype(stype) for c in CTX[:2]]
+    with pytest.raises(TypeError, match=f"dense NDArrays, but array 0 is {stype}.*tostype"):
+        collective(arrays)
+
+
 def test_ring_with_fewer_elements_than_devices_is_a_clear_error():
     arrays = [mx.nd.ones(3, ctx=c) for c in CTX[:4]]
     with pytest.raises(ValueError, match='at least 4 elements'):

@@ -20,6 +20,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.delenv(data.ENV_VAR, raising=False)
     monkeypatch.setattr(data, 'DEBIAN_DIR', str(tmp_path / 'no-debian'))
     monkeypatch.setenv('MXNET_HOME', str(tmp_path / 'mxnet-home'))
+    monkeypatch.setenv(data.CACHE_ENV, str(tmp_path / 'decoded'))
     return tmp_path
 
 
@@ -120,6 +121,45 @@ def test_real_mirrors_unreachable_offline_still_fail_within_seconds(isolated):
     else:  # a machine with network access downloaded and verified it: also fine
         data.load_arrays(root=data.mxnet_cache_dir())
     assert time.perf_counter() - start < 30
+
+
+def _load_in_a_process(root, cache):
+    """What a fresh process's load_arrays(train=False, root) gives: (type, images sum, labels sum), or the error."""
+    import subprocess
+    import sys
+    code = ('from helpers import data\n'
+            'try:\n'
+            f'    X, y = data.load_arrays(train=False, root={str(root)!r})\n'
+            '    print(type(X).__name__, float(X.sum(dtype="float64")), int(y.sum()))\n'
+            'except data.ChecksumError as e:\n'
+            '    print("ChecksumError", e)\n')
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, data.CACHE_ENV: str(cache)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(' ', 2)
+
+
+def test_decoded_arrays_are_kept_for_the_next_process_while_their_files_are_unchanged(isolated, real_dir):
+    """The first process decodes and verifies, and leaves the arrays in the cache; the next one maps them
+    (read-only, the same values); a source file damaged afterwards is read, verified and refused again."""
+    d, cache = isolated / 'fm', isolated / 'decoded'
+    _copy_all(real_dir, d)
+    first = _load_in_a_process(d, cache)
+    assert first[0] == 'ndarray' and len(os.listdir(cache)) == 2        # the test set: images and labels
+    assert _load_in_a_process(d, cache) == ['memmap'] + first[1:]
+    victim = data._file_in(str(d), 't10k-images-idx3-ubyte')
+    blob = open(victim, 'rb').read()
+    open(victim, 'wb').write(blob[: len(blob) // 2])
+    assert _load_in_a_process(d, cache)[0] == 'ChecksumError'
+
+
+def test_the_cache_keeps_a_few_entries_and_is_skipped_where_it_cannot_be_written(isolated, real_dir):
+    cache = isolated / 'decoded'
+    for i in range(data.CACHE_KEEP + 2):                  # copies elsewhere: each its own entry
+        _copy_all(real_dir, isolated / f'copy{i}')
+        assert _load_in_a_process(isolated / f'copy{i}', cache)[0] == 'ndarray'
+    assert len(os.listdir(cache)) == 2 * data.CACHE_KEEP
+    assert _load_in_a_process(isolated / 'copy0', '/proc/no-cache-here')[0] == 'ndarray'
 
 
 def test_real_data_shapes_ranges_and_class_balance():

@@ -18,7 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
-from helpers import dist, dist_train, launcher, lessoncheck, procs
+from helpers import dist, dist_train, job_faults, launcher, lessoncheck, procs
 from helpers import job as job_module
 from helpers.dist_train import my_shard, steps_per_epoch
 
@@ -324,13 +324,19 @@ def test_the_launcher_patch_reads_launchers_own_option():
     assert kind(['--launcher', 'ssh', '-n', '2', 'python', 'train.py', 'local']) == 'ssh'
 
 
-@pytest.mark.parametrize('hosts, interface', [(['127.0.0.1', '127.0.0.1'], None),
-                                              (['localhost', 'localhost'], 'lo')])
-def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interface):
+@pytest.mark.parametrize('names', [False, True], ids=['addresses', 'host names'])
+def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, names):
     """notebook 08's cluster commands, run with ssh replaced by a local, empty-environment shell:
     the venv's python is named, PS_VERBOSE reaches the workers, the data is found, both ranks train.
     With host names (``localhost``) the servers and workers bind the interface's address: the
-    launcher's DMLC_NODE_HOST=localhost would make every bind fail (libzmq 4.2.2)."""
+    launcher's DMLC_NODE_HOST=localhost would make every bind fail (libzmq 4.2.2).
+
+    Every process stays on loopback, the scheduler on an address of its own (``scheduler=``): left to
+    itself, the launcher would bind the default route's address (dmlc_tracker's get_host_ip), leaving
+    loopback, and two runs of this test at once (two test suites) would both take port 9091 there --
+    one scheduler then dies on "bind failed", and the other job's processes join the wrong one."""
+    own = job_module.loopback_address()
+    hosts, interface, node_ip = (['localhost', 'localhost'], 'lo', '127.0.0.1') if names else ([own, own], None, own)
     bindir, out = tmp_path / 'bin', tmp_path / 'out'
     bindir.mkdir()
     out.mkdir()
@@ -339,7 +345,7 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     args = ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '400', '--n-test', '100',
             '--batch-size', '50', '--out', str(out)]
     cmds = dist.ssh_commands(hosts, args, num_servers=1, hostfile=str(tmp_path / 'hosts'),
-                             interface=interface, env={'PS_VERBOSE': 1})
+                             interface=interface, env={'PS_VERBOSE': 1}, scheduler=own)
     (tmp_path / 'hosts').write_text(cmds['hosts'] + '\n')
     env = dict(os.environ, PATH=f'{bindir}:{os.environ["PATH"]}', OMP_NUM_THREADS='1')
     for key in ('PYTHONPATH', 'DMLC_NODE_HOST', 'DMLC_INTERFACE', 'PS_VERBOSE', 'MXDP_DEVICES'):
@@ -362,7 +368,9 @@ def test_printed_ssh_commands_work_with_a_stand_in_ssh(tmp_path, hosts, interfac
     workers = [log for log in sessions if 'role=worker' in log]
     assert len(workers) == 2 and all('W[' in log for log in workers), 'PS_VERBOSE did not reach the workers'
     binds = [line for log in sessions for line in log.splitlines() if 'Bind to' in line]
-    assert len(sessions) == 3 and len(binds) == 3 and all('ip=127.0.0.1,' in line for line in binds), binds
+    assert len(sessions) == 3 and len(binds) == 3 and all(f'ip={node_ip},' in line for line in binds), binds
+    scheduler = [line for line in output.splitlines() if 'Bind to' in line and 'role=scheduler' in line]
+    assert len(scheduler) == 1 and f'ip={own},' in scheduler[0], scheduler or output[-2000:]
     assert _session_processes(proc.pid) == []
 
 
@@ -408,77 +416,149 @@ def test_a_scheduler_that_could_not_bind_its_port_is_explained():
     import queue
     job = dist.Job.__new__(dist.Job)
     job._out, job.lines, job.heard, job._say = queue.Queue(), [], {}, lambda line: None
+    job.tracebacks = job_faults.Tracebacks()
     job._out.put('[scheduler] MXNetError: Check failed: my_node_.port != -1 (-1 vs. -1) : bind failed')
     hint = job._bind_hint('scheduler', {'port': '9091'})
     assert 'could not bind port 9091' in hint and 'Start the job again' in hint
     assert job._bind_hint('worker 0', {'port': '9091'}) == ''
 
 
-# --- Faults that kill nothing (issue 22): ps-lite has no failure detection, so a cut link or a frozen
-# server would leave every process waiting until the job's own timeout. The runner watches the
-# workers' finished steps (helpers.job_node.progress) and stops a job that stopped moving.
+# --- Faults (issues 22, 35). ps-lite has no failure detection: a process that raised and hangs at exit, a frozen
+# process, a cut link would leave every other process waiting until the job's own timeout. The runner finds each
+# at any point of the job, the first step included, and names it (helpers.job_faults); a stall it cannot explain
+# ends the job once the workers report steps (helpers.job_node.progress). Every fault must end the job within
+# 30 s of happening (FAULT_BOUND), the machine busy or not.
 FAULTY = TRAIN + ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '60000', '--n-test', '500',
                   '--batch-size', '32']
+FAULT_BOUND = 30
+# A worker whose step 1 raises, through a script that calls dist_train.main itself (as a reader's script would):
+# without helpers.job_node.run_script, Python's exit runs MXNet's clean-up, which waits for the other workers.
+RAISES = [sys.executable, '-c', """import os, sys
+from helpers import dist_train
+def progress(step, final=False, rank=None):
+    if step == 1 and os.environ['DMLC_TASK_ID'] == '1':
+        raise ValueError(f'broken on purpose at step {step}')
+dist_train.progress = progress
+dist_train.main(sys.argv[1:])
+"""] + FAULTY[3:]
 
 
-def _run_with_fault(fault, place=None, after_steps=15, timeout=240):
-    """Run FAULTY, call ``fault(job)`` once both workers have finished ``after_steps`` steps, and
-    return ``(error, seconds from the fault to the error, job)``."""
-    job = dist.Job(FAULTY, 2, 1, timeout=timeout, echo=False, place=place)
+def _moment(job, when):
+    """Has the job reached ``when``: 'joined' (both workers have their rank, no step finished yet) or 'training'
+    (both workers have finished 15 steps)?"""
+    if when == 'joined':
+        return len(job.ranks) == 2 and not job.steps
+    return len(job.steps) == 2 and min(r[-1][0] for r in job.steps.values()) >= 15
+
+
+def _run_with_fault(fault, when, place=None, command=FAULTY, timeout=240):
+    """Run ``command``, call ``fault(job)`` once at ``when`` (:func:`_moment`; None: never), and return
+    ``(error, seconds from the fault to the error, job)``."""
+    job = dist.Job(command, 2, 1, timeout=timeout, echo=False, place=place)
     at = None
     try:
         with pytest.raises(dist.DistJobError) as info:
             while not job.poll():
-                if at is None and len(job.steps) == 2 and min(r[-1][0] for r in job.steps.values()) >= after_steps:
+                if at is None and when and _moment(job, when):
                     fault(job)
                     at = time.monotonic()
                 if job.expired():
                     job.fail(dist.DistJobTimeout, 'timeout')
                 time.sleep(0.1)
+        seconds = time.monotonic() - at if at else None     # to the error
     finally:
         job.stop()
-    assert at is not None, f'the fault was never injected: {info.value}'
-    return info.value, time.monotonic() - at, job
+    stopped = time.monotonic() - at if at else None
+    print(f'{when}: the error {seconds if seconds is None else round(seconds, 1)} s after the fault, every process '
+          f'stopped {stopped if stopped is None else round(stopped, 1)} s after it: {info.value}')
+    assert not isinstance(info.value, dist.DistJobTimeout), str(info.value)
+    assert when is None or at is not None, f'the fault was never injected: {info.value}'
+    assert stopped is None or stopped < FAULT_BOUND, f'stopped {stopped:.0f} s after the fault: {info.value}'
+    assert_all_gone(info.value.jobdir, info.value.nodes)
+    assert not os.path.exists(info.value.jobdir)
+    assert not any(who == 'launcher' and 'Traceback' in text for who, text in info.value.lines), \
+        'the launcher printed a traceback into the job\'s output'
+    return info.value, seconds, job
 
 
-def _assert_stalled(error, seconds, job):
-    message = str(error)
-    print(f'stopped {seconds:.1f} s after the fault (stall limit {job.stall_limit():.1f} s): {message.splitlines()[0]}')
-    assert isinstance(error, dist.DistJobStalled), message
-    assert seconds < 60, f'stopped {seconds:.0f} s after the fault'
-    assert 'no progress' in message and 'worker 0 finished step' in message and 'worker 1 finished step' in message
-    assert 'Last heard' in message and 'server 0' in message and 'scheduler' in message
-    limit = job.stall_limit()
-    assert job_module.STALL_FLOOR <= limit <= job_module.STALL_CEILING
-    assert_all_gone(error.jobdir, error.nodes)
-    assert not os.path.exists(error.jobdir)
-
-
-def test_a_frozen_server_stalls_the_job_which_is_stopped_with_the_cause_named():
-    error, seconds, job = _run_with_fault(lambda job: os.kill(job.nodes['server 0']['pid'], signal.SIGSTOP))
-    _assert_stalled(error, seconds, job)
+@pytest.mark.parametrize('who, when', [('worker 1', 'joined'), ('server 0', 'training')])
+def test_a_frozen_process_ends_the_job_naming_it(who, when):
+    """SIGSTOP: alive, running nothing. Before the first step (no step time measured yet) as in the middle."""
+    error, _, job = _run_with_fault(lambda job: os.kill(job.nodes[who]['pid'], signal.SIGSTOP), when)
+    message = str(error).split('; still running')[0]
+    assert f'{job.who(who)} is frozen' in message and 'still alive' in message, message
+    assert str(job.nodes[who]['pid']) in message and (who != 'worker 1' or 'rank ' in message), message
 
 
 @pytest.mark.skipif(not __import__('helpers.netns').netns.available()[0], reason='no network namespaces here')
-def test_a_cut_link_stalls_the_job_which_is_stopped_with_the_cause_named():
+def test_a_cut_link_ends_the_job_naming_it():
+    """The workers' end of the veth pair set down before the first step: both ends named, with their processes."""
     from helpers import netns, placement
     with netns.Network() as net:
         place, link = placement.two_hosts(net, 2)
 
         def cut(job):
             subprocess.run(['ip', '-n', link.ns_b, 'link', 'set', link.dev_b, 'down'], check=True, timeout=30)
-        error, seconds, job = _run_with_fault(cut, place=place)
+        error, _, _ = _run_with_fault(cut, 'joined', place=place)
         namespaces = [link.ns_a, link.ns_b]
-    _assert_stalled(error, seconds, job)
+    message = str(error)
+    assert message.startswith('a link of the job is down'), message
+    assert f'{link.dev_b} in namespace {link.ns_b} is DOWN (the side of worker 0, worker 1)' in message, message
+    assert f'in namespace {link.ns_a} is up but without carrier' in message, message
     assert not set(namespaces) & set(netns.namespaces())
 
 
+def test_a_worker_that_raises_ends_the_job_naming_the_exception():
+    """Its traceback is printed, then the process hangs in MXNet's clean-up: named with the exception's last line."""
+    error, _, job = _run_with_fault(None, None, command=RAISES)
+    message = str(error).split('; still running')[0]
+    assert message.startswith(f"{job.who('worker 1')} raised 'ValueError: broken on purpose at step 1' and did not "
+                              'exit'), message
+
+
+def test_a_worker_script_exits_at_once_on_an_exception(tmp_path):
+    """helpers.job_node.run_script, the end of python -m helpers.dist_train: the traceback, then status 1 at once
+    (os._exit: no clean-up that could wait for other workers); a true result exits 0, a SystemExit keeps its
+    status and prints its message."""
+    for body, status, printed in (('1 / 0', 1, 'ZeroDivisionError: division by zero'), ('True', 0, ''),
+                                  ("(_ for _ in ()).throw(SystemExit('too few examples'))", 1, 'too few examples'),
+                                  ('None', 1, '')):
+        done = subprocess.run([sys.executable, '-c', f'from helpers.job_node import run_script\n'
+                               f'run_script(lambda: {body})'], capture_output=True, text=True, timeout=60)
+        assert done.returncode == status and printed in done.stderr, (body, done.returncode, done.stderr)
+
+
+@pytest.mark.skipif(not __import__('helpers.netns').netns.available()[0], reason='no network namespaces here')
+def test_a_stall_no_fault_explains_ends_the_job():
+    """The link capped to a crawl (1 kbit/s, a queue that drops what waits over 10 ms): up, every process alive and
+    running, no exception -- but no step ends. The stall detector stops the job, saying what it ruled out."""
+    from helpers import netns, placement
+    with netns.Network() as net:
+        place, link = placement.two_hosts(net, 2)
+
+        def crawl(job):
+            for ns, dev in ((link.ns_a, link.dev_a), (link.ns_b, link.dev_b)):
+                netns.cap(ns, dev, 1000, latency=0.01)
+        error, _, job = _run_with_fault(crawl, 'training', place=place)
+    message = str(error)
+    assert isinstance(error, dist.DistJobStalled), message
+    assert 'no progress' in message and 'worker 0 finished step' in message and 'worker 1 finished step' in message
+    assert 'Last heard' in message and 'No process is frozen, none raised, every link is up' in message
+    assert job_module.STALL_FLOOR <= job.stall_limit() <= job_module.STALL_CEILING
+
+
 def test_a_killed_scheduler_ends_the_job_naming_it():
-    error, seconds, _ = _run_with_fault(lambda job: os.kill(job.nodes['scheduler']['pid'], signal.SIGKILL))
-    print(f'stopped {seconds:.1f} s after the fault: {str(error).splitlines()[0]}')
-    assert not isinstance(error, dist.DistJobTimeout) and 'scheduler' in str(error).split(';')[0], str(error)
-    assert seconds < 60
-    assert_all_gone(error.jobdir, error.nodes)
+    error, _, job = _run_with_fault(lambda job: os.kill(job.nodes['scheduler']['pid'], signal.SIGKILL), 'joined')
+    assert str(error).startswith(f"{job.who('scheduler')} died (killed by SIGKILL)"), str(error)
+    assert 'launcher: a process it started exited with status 137' in [t for who, t in error.lines if who == 'launcher']
+
+
+def test_a_program_that_does_not_exist_is_named_before_anything_starts():
+    for command, says in ((['/nonexistent/prog'], "'/nonexistent/prog': no such program"),
+                          (['no-such-program-mxdp'], "'no-such-program-mxdp': no such program on PATH"),
+                          ([__file__], '.*: the file is not executable')):
+        with pytest.raises(ValueError, match=f'command.0. = {says}'):
+            dist.run_local_job(command, timeout=30, echo=False)
 
 
 def test_the_stall_limit_follows_the_measured_step_time():

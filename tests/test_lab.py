@@ -7,6 +7,7 @@ import contextlib
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,13 +17,14 @@ import urllib.request
 import pytest
 
 from conftest import NOTEBOOKS, ROOT
+from helpers.job import loopback_address
 
 TOKEN = 'nbval-lab-test'
 
 
-def _free_port():
+def _free_port(host):
     with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -42,11 +44,15 @@ def start_page():
 
 @contextlib.contextmanager
 def lab_server(log, env=None, timeout=120):
-    """Run `make lab` on a free port; yield ``(base_url, log)`` once the REST API answers. Stops the
-    server and everything it started on exit, and checks that the port is free again."""
-    port = _free_port()
+    """Run `make lab` on a free port of a loopback address of its own; yield ``(base_url, log)`` once
+    the REST API answers. Stops the server and everything it started on exit, and checks that the
+    port is free again. The address of its own: two test suites at once (two clones) could otherwise
+    be handed one port, and JupyterLab, finding it taken, moves to the next one, while the test would
+    ask the other suite's server, which has the same token."""
+    host = loopback_address()
+    port = _free_port(host)
     proc = subprocess.Popen(
-        ['make', '--no-print-directory', 'lab', f'LAB_PORT={port}',
+        ['make', '--no-print-directory', 'lab', f'LAB_IP={host}', f'LAB_PORT={port}',
          f'LAB_ARGS=--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False'],
         cwd=ROOT, stdout=open(log, 'w'), stderr=subprocess.STDOUT, start_new_session=True,
         env={**os.environ, 'PYTHONUNBUFFERED': '1', **(env or {})})
@@ -56,13 +62,13 @@ def lab_server(log, env=None, timeout=120):
             if proc.poll() is not None:
                 pytest.fail(f'make lab exited with {proc.returncode}:\n{log.read_text()}')
             try:
-                _get(f'http://127.0.0.1:{port}/api/contents/')
+                _get(f'http://{host}:{port}/api/contents/')
                 break
             except OSError:
                 if time.monotonic() > deadline:
                     pytest.fail(f'JupyterLab did not answer within {timeout} s:\n{log.read_text()}')
                 time.sleep(0.5)
-        yield f'http://127.0.0.1:{port}', log
+        yield f'http://{host}:{port}', log
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -73,7 +79,7 @@ def lab_server(log, env=None, timeout=120):
     time.sleep(0.5)
     with socket.socket() as s:  # no one listens on the port any more: the server is gone
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # ignore our own TIME_WAIT connections
-        s.bind(('127.0.0.1', port))
+        s.bind((host, port))
 
 
 def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
@@ -89,7 +95,9 @@ def test_make_lab_serves_the_notebooks_on_localhost(tmp_path):
             assert status == 200
         status, page = _get(f'{base}/lab')
         assert status == 200 and b'JupyterLab' in page
-        # It prints the URL to open, on localhost (the default binding), landing on the contents.
+        # It prints the URL to open, on the address it binds, landing on the contents; unless told otherwise
+        # (as here: an address of this test's own, lab_server says why), that is 127.0.0.1.
+        assert re.search(r'^LAB_IP\s*\?=\s*127\.0\.0\.1\s*$', open(os.path.join(ROOT, 'Makefile')).read(), re.M)
         url = f'{base}/lab/tree/{start_page()}?token='  # a token set by hand is printed masked
         deadline = time.monotonic() + 30
         while url not in log.read_text() and time.monotonic() < deadline:

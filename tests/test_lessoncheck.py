@@ -49,33 +49,42 @@ from helpers.train import sgd, loss, train_batch
 """
 
 
-def _define(source, name):
+def _define(source, name, namespace=None, preamble=PREAMBLE):
     """A function as a reader's notebook cell defines it (the names notebooks 04-13 import)."""
-    namespace, cell = {}, f'/tmp/ipykernel_0/{abs(hash(source))}.py'
-    source = PREAMBLE + source
+    namespace, cell = {} if namespace is None else namespace, f'/tmp/ipykernel_0/{abs(hash(source))}.py'
+    source = preamble + source
     linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)     # as IPython does for a cell
     exec(compile(source, cell, 'exec'), namespace)
     return namespace[name]
 
 
+def _lesson_as_written(qualname):
+    """The lesson's own text, typed into a cell by a reader: a function of its own, with the names of
+    its module (the installed lesson itself is refused by its check)."""
+    module = importlib.import_module(qualname.rpartition('.')[0])
+    return _define(lessons.definition(qualname), qualname.rpartition('.')[2], dict(vars(module)), preamble='')
+
+
 @pytest.mark.parametrize('qualname', QUALNAMES)
 def test_every_check_passes_on_the_lessons_of_helpers(qualname, capsys):
-    report = verify(qualname, _helper(qualname))
+    report = verify(qualname, _lesson_as_written(qualname))
     assert report.ok, report.text()
     assert report.cases >= 2 and report.text().startswith('✓')
-    CHECKS[qualname](_helper(qualname))                      # prints, raises nothing
+    CHECKS[qualname](_lesson_as_written(qualname))             # prints, raises nothing
     out = capsys.readouterr().out
     assert out.startswith(f'✓ {qualname.rpartition(".")[2]}: ') and 'cases' in out
     with capsys.disabled():
         print(f'\n{qualname}: {report.cases} cases in {report.seconds:.2f} s', end='')
 
 
-def _stub(source):
-    """The source of a lesson function, or of every method of a lesson class, with its body (after the
-    docstring) replaced by ``raise NotImplementedError``, as the student edition has it."""
+def _stub(source, methods=None):
+    """The source of a lesson function, or of the exercise's methods of a lesson class (``methods``,
+    default every one), with its body (after the docstring) replaced by ``raise NotImplementedError``,
+    as the student edition has it."""
     lines = source.splitlines()
     node = ast.parse(source).body[0]
-    functions = [n for n in node.body if isinstance(n, ast.FunctionDef)] if isinstance(node, ast.ClassDef) else [node]
+    functions = ([n for n in node.body if isinstance(n, ast.FunctionDef) and (methods is None or n.name in methods)]
+                 if isinstance(node, ast.ClassDef) else [node])
     for f in reversed(functions):
         body = f.body[1:] if ast.get_docstring(f) is not None and len(f.body) > 1 else f.body
         indent = ' ' * body[0].col_offset
@@ -84,9 +93,15 @@ def _stub(source):
 
 
 @pytest.mark.parametrize('qualname', QUALNAMES)
+def test_the_installed_lesson_itself_is_not_the_readers(qualname):
+    report = verify(qualname, _helper(qualname))
+    assert not report.ok and 'is not yours: this is the series\' own' in report.text(), report.text()
+
+
+@pytest.mark.parametrize('qualname', QUALNAMES)
 def test_a_stub_is_not_written_yet_never_a_traceback(qualname):
     name = qualname.rpartition('.')[2]
-    stub = _define(_stub(inspect.getsource(_helper(qualname))), name)
+    stub = _define(_stub(inspect.getsource(_helper(qualname)), CHECKS[qualname].methods), name)
     report = verify(qualname, stub)
     assert report.not_written and not report.ok
     with pytest.raises(CheckFailed) as failed:
@@ -175,7 +190,7 @@ def shard_sizes(n, k, weights=None):
         'helpers.train.train_batch_scratch', ('sgd(ps, lr, X.shape[0])', 'sgd(ps, lr, 1)')),
         'divide the summed gradient by the batch size'),
     'a step that never sums the gradients': ('helpers.train.train_batch_scratch', broken(
-        'helpers.train.train_batch_scratch', ('allreduce([ps[i].grad for ps in device_params])', 'pass')),
+        'helpers.train.train_batch_scratch', ('allreduce([ps[i].grad for ps in device_params], send)', 'pass')),
         'sum the gradients across devices'),
     'an sgd that forgets to divide by the batch size': ('helpers.train.sgd', '''
 def sgd(params, lr, batch_size):
@@ -187,7 +202,7 @@ def sgd(params, lr, batch_size):
     for p in params:
         p = p - lr * p.grad / batch_size
 ''', 'update it in place'),
-    # ------------------------------------------------------------------ notebooks 07-12
+    # ------------------------------------------------------------------ notebooks 07-13
     'merge buffers dealt out in turn': ('helpers.kvstore.merge_buffer_owners', '''
 def merge_buffer_owners(sizes, k):
     k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]

@@ -80,20 +80,19 @@ def test_a_message_leaves_only_once_its_input_is_written():
     assert t >= 2 * LONG
 
 
-def test_a_message_queued_behind_compute_hides_behind_it():
-    """The wire uses no core: compute on another device runs meanwhile."""
-    a = nd.random.uniform(shape=(400, 400), ctx=CPU[2])
-
-    def compute():
-        z = a
-        for _ in range(40):
-            z = nd.dot(z, a) / 400
-        return z
-    alone = min(elapsed(compute) for _ in range(2))
-    link = Link(alone, 1e12)
+def test_a_message_on_the_wire_uses_no_core():
+    """The wire uses no core, so compute on another device runs meanwhile: while a message is on the wire
+    (at least its alpha, in wall time), the process uses a small part of that in CPU time, all its threads
+    counted. Asserted on CPU time, not by timing compute beside a message: a busy machine can hide an
+    overlap in a timing (issue 35: beside a second test suite it did), never make the wire use a core."""
+    link = Link(LONG, 1e12)
     x = nd.ones(10, ctx=CPU[0])
-    both = elapsed(lambda: (link.send(x, CPU[1]), compute()))
-    assert both < 1.5 * alone + 0.1, f'compute {alone:.3f} s and a message as long took {both:.3f} s'
+    link.send(x, CPU[1]).wait_to_read()          # the first message starts the link's threads
+    nd.waitall()
+    cpu, start = time.process_time(), time.perf_counter()
+    link.send(x, CPU[1]).wait_to_read()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+    assert wall >= LONG and cpu < 0.25 * LONG, f'a message of {LONG} s took {wall:.3f} s, {cpu:.3f} s of CPU'
 
 
 def _values(k, shape, dtype, seed):
@@ -126,6 +125,16 @@ def test_a_send_into_an_array_writes_it_in_place_and_returns_it():
     view = nd.zeros(10, ctx=CPU[1])
     link.send(nd.ones(4, ctx=CPU[0]), view[3:7])           # a slice: only its elements
     assert view.asnumpy().tolist() == [0, 0, 0, 1, 1, 1, 1, 0, 0, 0]
+
+
+def test_a_send_into_an_array_of_another_dtype_casts_as_copy_to_does():
+    link = Link(0.001, 1e9)
+    x = nd.array([1.5, 2.25, -3.0], ctx=CPU[0], dtype='float32')
+    for dtype in ('float64', 'float16', 'int32'):
+        out, expected = nd.zeros(3, ctx=CPU[1], dtype=dtype), nd.zeros(3, ctx=CPU[1], dtype=dtype)
+        link.send(x, out)
+        x.copyto(expected)
+        assert np.array_equal(out.asnumpy(), expected.asnumpy()), dtype
 
 
 def test_bytes_are_counted_over_the_link_as_over_copy_to():
@@ -230,6 +239,28 @@ def test_bad_sends_and_presets_are_refused_clearly():
         preset('PCIe 3.0 x16', 0, 1e6)
     with pytest.raises(TypeError, match='link'):
         LinkStore(link='PCIe 3.0 x16')
+    with pytest.raises(TypeError, match='dense'):
+        link.send(nd.ones((3, 2), ctx=CPU[0]).tostype('row_sparse'), CPU[1])
+
+
+def test_a_message_whose_input_failed_is_forgotten_and_the_error_reaches_the_reader():
+    from helpers import link as link_module
+    before = len(link_module._MESSAGES)
+    bad = nd.linalg.potrf(nd.array([[-1.0, 0.0], [0.0, -1.0]], ctx=CPU[0]))    # fails when it runs
+    out = Link(0.001, 1e9).send(bad, CPU[1])
+    with pytest.raises(mx.base.MXNetError):
+        out.asnumpy()
+    nd.waitall()
+    assert len(link_module._MESSAGES) == before
+
+
+def test_an_array_written_later_by_an_operation_arrives_with_its_values():
+    link = Link(0.0, 1e12)
+    for _ in range(200):                       # fresh outputs, sent before their operations ran
+        a = nd.random.uniform(shape=(1000,), ctx=CPU[0])
+        x = nd.concat(a, a * 2, dim=0)
+        out = link.send(x, CPU[1])
+        assert np.array_equal(out.asnumpy(), x.asnumpy())
 
 
 @pytest.mark.parametrize('how', ['exit', 'fork'])
@@ -248,8 +279,8 @@ def test_a_process_with_messages_in_flight_ends_cleanly(how):
             print(out.asnumpy().sum())
         ''')
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < 120
     if how == 'fork':
         assert run.stdout.strip() == '1000.0'

@@ -187,10 +187,13 @@ def test_fresh_jupyter_kernel_imports_mxnet_in_its_first_cell(tmp_path, monkeypa
 
 def test_engine_defaults_fill_in_only_what_the_environment_does_not_set():
     env = {}
-    assert compat.engine_defaults(env) == ['MXNET_CPU_TEMP_COPY', 'MXNET_ENFORCE_DETERMINISM']
-    assert env == compat.ENGINE_DEFAULTS == {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1'}
-    mine = {'MXNET_CPU_TEMP_COPY': '4', 'MXNET_ENFORCE_DETERMINISM': '0'}
-    assert compat.engine_defaults(mine) == [] and mine == {'MXNET_CPU_TEMP_COPY': '4', 'MXNET_ENFORCE_DETERMINISM': '0'}
+    assert compat.engine_defaults(env) == ['MXNET_CPU_TEMP_COPY', 'MXNET_ENFORCE_DETERMINISM',
+                                           'MXNET_CUDNN_AUTOTUNE_DEFAULT']
+    assert env == compat.ENGINE_DEFAULTS == {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1',
+                                             'MXNET_CUDNN_AUTOTUNE_DEFAULT': '0'}
+    mine = {'MXNET_CPU_TEMP_COPY': '4', 'MXNET_ENFORCE_DETERMINISM': '0', 'MXNET_CUDNN_AUTOTUNE_DEFAULT': '2'}
+    assert compat.engine_defaults(mine) == [] and mine == {'MXNET_CPU_TEMP_COPY': '4', 'MXNET_ENFORCE_DETERMINISM': '0',
+                                                           'MXNET_CUDNN_AUTOTUNE_DEFAULT': '2'}
 
 
 @pytest.mark.parametrize('preset', [None, '4'])

@@ -10,11 +10,23 @@ class _Shell:
     """Stands in for a Jupyter kernel: records what ``display`` is given."""
 
 
+class _Shown(list):
+    """The bundles `show` displayed; ``metadata``: their output metadata, in the same order."""
+
+    def __init__(self):
+        super().__init__()
+        self.metadata = []
+
+
 @pytest.fixture
 def shown(monkeypatch):
-    out = []
+    out = _Shown()
+
+    def display(obj, raw=False, metadata=None):
+        out.append(obj)
+        out.metadata.append(metadata)
     monkeypatch.setattr('IPython.get_ipython', lambda: _Shell())
-    monkeypatch.setattr('IPython.display.display', lambda obj, raw=False: out.append(obj))
+    monkeypatch.setattr('IPython.display.display', display)
     return out
 
 
@@ -199,7 +211,7 @@ def _text_contrast(fig):
 
 def test_no_figure_of_the_helpers_tells_curves_apart_by_colour_alone(monkeypatch):
     figures = []
-    monkeypatch.setattr(plot, 'show', lambda alt=None, fig=None: figures.append(fig or plot.plt.gcf()))
+    monkeypatch.setattr(plot._core, 'show', lambda alt=None, fig=None: figures.append(fig or plot.plt.gcf()))
     x = list(range(1, 9))
     plot.plot(x, [[i * j for i in x] for j in range(1, 9)], xlabel='k', ylabel='ms', legend=list('abcdefgh'))
     plot.history({f'run {i}': {'epoch': [1, 2, 3], 'loss': [3 - i / 9, 2, 1], 'test_acc': [0.5, 0.6, 0.7 + i / 99]}
@@ -216,6 +228,57 @@ def test_no_figure_of_the_helpers_tells_curves_apart_by_colour_alone(monkeypatch
             assert len(set(group)) == len(group), f'{fig.axes[0].get_title()!r}: styles {group}'
         assert _text_contrast(fig) >= 4.5
     plot.plt.close('all')
+
+
+def test_stacked_timelines_name_each_phase_once_in_their_legend(monkeypatch):
+    """notebook 10's three panels: the legend listed every phase once per panel (three times)."""
+    figures = []
+    monkeypatch.setattr(plot._core, 'show', lambda alt=None, fig=None: figures.append(fig))
+    spans = [Span(f'cpu({d})', name, t, t + 1) for d in range(2)
+             for t, name in enumerate(['bwd', 'allreduce', 'bwd', 'sgd'])]
+    phase = {'bwd': 'backward', 'allreduce': 'communication', 'sgd': 'update'}.get
+    plot.timelines({'(a)': spans, '(b)': spans[:4], '(c)': spans}, classify=phase, alt='three timelines of two devices')
+    (legend,) = figures[0].legends
+    assert [t.get_text() for t in legend.get_texts()] == ['backward', 'communication', 'update']
+    assert [h.get_hatch() for h in legend.legend_handles] == [plot.PHASE_HATCHES.get(k) for k in
+                                                               ('backward', 'communication', 'update')]
+    plot.plt.close('all')
+
+
+def test_show_records_how_large_its_smallest_text_is_in_the_book(shown):
+    """`show` stores, with each figure, its PNG's width and smallest font, and how many CSS px that
+    font is where the book shows the figure (its 688-px column): tests/test_figure_rules.py checks it
+    on every notebook."""
+    fig, ax = plot.plt.subplots(figsize=(5, 3))
+    ax.plot([1, 2], [3, 4])
+    ax.set_xlabel('k')
+    plot.show(alt='a line rising from 3 to 4 as k goes from 1 to 2', fig=fig)
+    size = shown.metadata[0][plot.SIZE_KEY]
+    assert size['smallest_pt'] == 10 and 400 < size['width_px'] <= plot.BOOK_COLUMN_PX     # ticks: 10 pt
+    assert size['shown_px'] == pytest.approx(10 * 100 / 72, abs=0.01)                       # not scaled down
+    fig, ax = plot.plt.subplots(figsize=(14, 3))                                            # scaled down to 688 px
+    ax.plot([1, 2], [3, 4])
+    ax.annotate('small', (1.5, 3.5), fontsize=7)
+    plot.show(alt='a wide figure with a small annotation, scaled down in the book', fig=fig)
+    size = shown.metadata[1][plot.SIZE_KEY]
+    assert size['smallest_pt'] == 7 and size['width_px'] > 1000
+    assert size['shown_px'] == pytest.approx(7 * 100 / 72 * plot.BOOK_COLUMN_PX / size['width_px'], abs=0.01)
+    assert size['shown_px'] < plot.MIN_SHOWN_TEXT_PX
+
+
+def test_the_helpers_own_figures_meet_the_text_size_rule(shown):
+    """Every figure drawn with the helpers' default sizes keeps its smallest text at
+    MIN_SHOWN_TEXT_PX or more in the book's column (a timeline's legend sits beside it)."""
+    spans = [Span(f'cpu({d})', name, t, t + 1) for d in range(4)
+             for t, name in enumerate(['fwd', 'bwd', 'allreduce', 'sgd'])]
+    phase = {'fwd': 'forward', 'bwd': 'backward', 'allreduce': 'communication', 'sgd': 'update'}.get
+    plot.timeline(spans, classify=phase, alt='one timeline of four devices')
+    plot.timelines({'(a) one': spans, '(b) two': spans, '(c) three': spans}, classify=phase,
+                   alt='three timelines of four devices')
+    from helpers import replay
+    replay.reference('allreduce_ring', 4, 10).show()
+    sizes = [m[plot.SIZE_KEY] for m in shown.metadata]
+    assert all(s['shown_px'] >= plot.MIN_SHOWN_TEXT_PX for s in sizes), sizes
 
 
 def test_a_timeline_carries_a_table_of_its_phases(shown):

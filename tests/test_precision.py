@@ -38,12 +38,25 @@ def test_float16_bytes_are_exactly_half_of_the_same_algorithms():
             assert half.messages == full.messages
 
 
+def test_integers_are_refused_where_float16_would_round_them():
+    """float16 holds every integer only up to 2048: [3001, 1] + [2, 1] would come back [3002, 2]. The
+    16-bit allreduce refuses integers, untouched, and says what it takes; allreduce adds them exactly."""
+    grads = [nd.array([3001, 1], ctx=c, dtype='int32') for c in CTX[:2]]
+    with pytest.raises(TypeError, match='floating-point arrays .* got int32.* exact'):
+        allreduce_fp16(grads)
+    assert [g.asnumpy().tolist() for g in grads] == [[3001, 1], [3001, 1]]
+    assert allreduce(grads)[0].asnumpy().tolist() == [6002, 2]
+
+
 def test_what_the_cast_does():
     values = np.array([FP16_TINY / 4, FP16_TINY * 3, FP16_MIN_NORMAL * 2, 1.0, 1e5, 0.0])
     fate = float16_fate(values)
-    assert fate == {'zero': 0.2, 'subnormal': 0.2, 'inf': 0.2, 'normal': 0.4}     # the 0 is not counted
+    assert fate == {'zero': 0.2, 'subnormal': 0.2, 'inf': 0.2, 'normal': 0.4, 'nan': 0.0}   # the 0 is not counted
     scaled = float16_fate(values, scale=2 ** 10)                  # everything moves up by 10 binades
-    assert scaled == {'zero': 0.0, 'subnormal': 0.2, 'inf': 0.2, 'normal': 0.6}
+    assert scaled == {'zero': 0.0, 'subnormal': 0.2, 'inf': 0.2, 'normal': 0.6, 'nan': 0.0}
+    assert float16_fate(np.array([np.nan, 1.0])) == {'zero': 0.0, 'subnormal': 0.0, 'inf': 0.0, 'normal': 0.5,
+                                                      'nan': 0.5}       # every non-zero entry counted once
+    assert float16_fate(np.array([np.inf, -np.inf, np.nan, 1e-9]))['inf'] == 0.5
     assert float16_fate(nd.array([FP16_MAX]))['normal'] == 1.0
     with pytest.raises(TypeError):
         float16_fate(np.arange(3))

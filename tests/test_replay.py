@@ -1,7 +1,8 @@
 """helpers.replay (notebook 04, issue 26): a collective recorded through its send hook says, after every
 step, which partial sum of which chunk each device holds and how many bytes crossed each link -- for the
 lesson's ring and naive allreduce on 1 to 8 devices -- and draws it as a strip and as an animation that
-needs neither JavaScript nor the internet, each with its text alternative."""
+needs neither JavaScript nor the internet, each with its text alternative. The animation moves only
+when the reader asks, once, and not at all where the reader's system asks for reduced motion."""
 import base64
 import io
 import re
@@ -83,10 +84,32 @@ def test_words_strip_and_animation_carry_the_same_story(tmp_path):
     assert bundle['text/plain'] == r.alt()
     assert f'alt="{r.alt()}"' in page.replace('&#x27;', "'") and '<details>' in page
     assert 'http' not in page and '<script' not in page      # plays offline, without JavaScript
-    png = base64.b64decode(re.search(r'base64,([A-Za-z0-9+/=]+)', page).group(1))
-    image = Image.open(io.BytesIO(png))
-    assert image.format == 'PNG' and getattr(image, 'n_frames', 1) == len(r.states)   # an animated PNG
-    assert image.info.get('loop') == 0
+    still, steps, animated = [Image.open(io.BytesIO(png)) for png in _pngs(page)]
+    assert image_frames(animated) == len(r.states) and animated.format == 'PNG'     # an animated PNG,
+    assert animated.info.get('loop') == 1                    # played once (APNG num_plays; 0: for ever)
+    assert image_frames(still) == image_frames(steps) == 1 and still.size == animated.size
+    assert steps.height > len(r.states) * animated.height    # every frame, one under the other
+    # WCAG 2.2.2: nothing moves by itself. The page shows the still; the animation is behind a
+    # closed <details>, and in a <picture> that shows the frames, still, under reduced motion.
+    outside = re.sub(r'<details.*?</details>', '', page, flags=re.S)
+    assert [image_frames(Image.open(io.BytesIO(png))) for png in _pngs(outside)] == [1]
+    assert re.search(r'<details class="replay-play"><summary>Play the replay[^<]*</summary><picture>'
+                     r'<source media="\(prefers-reduced-motion: reduce\)" srcset="data:image/png;base64,', page)
+
+
+def _pngs(page):
+    return [base64.b64decode(d) for d in re.findall(r'data:image/png;base64,([A-Za-z0-9+/=]+)', page)]
+
+
+def image_frames(image):
+    return getattr(image, 'n_frames', 1)
+
+
+def _shown(page):
+    """The images the page shows (displayed, in an open part): how many frames each has."""
+    sources = page.evaluate("[...document.querySelectorAll('figure.replay img')]"
+                            ".filter(img => img.checkVisibility()).map(img => img.currentSrc)")
+    return [image_frames(Image.open(io.BytesIO(_pngs(src)[0]))) for src in sources]
 
 
 def test_the_animation_plays_in_chromium_offline(tmp_path):
@@ -108,5 +131,16 @@ def test_the_animation_plays_in_chromium_offline(tmp_path):
         page.goto(page_file.as_uri())
         page.wait_for_function("document.querySelector('figure.replay img').complete")
         width = page.evaluate("document.querySelector('figure.replay img').naturalWidth")
+        assert _shown(page) == [1], 'the page opens on something else than the still image'
+        page.click('figure.replay details.replay-play > summary')           # the reader asks: it plays
+        page.wait_for_function("[...document.querySelectorAll('figure.replay img')].every(img => img.complete)")
+        assert _shown(page) == [1, len(replay.reference('allreduce_ring', 3).states)]
+        page.click('figure.replay details.replay-play > summary')           # and hides it again
+        assert _shown(page) == [1]
+        quiet = browser.new_page(reduced_motion='reduce')                   # prefers-reduced-motion
+        quiet.goto(page_file.as_uri())
+        quiet.click('figure.replay details.replay-play > summary')
+        quiet.wait_for_function("[...document.querySelectorAll('figure.replay img')].every(img => img.complete)")
+        assert _shown(quiet) == [1, 1], 'under reduced motion, Play still shows an animation'
         browser.close()
     assert width > 100 and not outside

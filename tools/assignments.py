@@ -10,13 +10,16 @@ by default ``build/assignments/``:
   ``lesson``) whose function has a check in :mod:`helpers.lessoncheck` becomes an nbgrader solution
   cell -- its signature, docstring and guard line stay, a one-line ``# Hint:`` follows (the check's
   ``hint``), and the body sits between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` -- followed by
-  a locked, autograded check cell, ``check_<name>(<name>)``; the other cells stay as they are
+  a locked, autograded check cell, ``check_<name>(<name>)``, whose hidden test (nbgrader puts it back
+  when autograding) runs the check again in a fresh Python, on the function the cells define, where
+  no cell can change the check (:mod:`helpers.lessoncheck.graded`); the other cells stay as they are
   (navigation cells and speaker notes dropped, outputs cleared, ``../img/`` diagrams copied next to
   it). Lesson cells without a check stay as written.
 * ``release/<NN-title>/...`` -- the student edition, made from ``source/`` by nbgrader's own
   ``generate_assignment`` (solutions replaced by ``raise NotImplementedError``, checksums for
   autograding), and the course's ``gradebook.db``;
-* ``nbgrader_config.py`` -- the settings both use (the stub's text, the time a cell may run).
+* ``nbgrader_config.py`` -- the settings both use (the course root: the folder of that file, wherever
+  it is copied; the stub's text; the time a cell may run).
 
 A notebook none of whose lessons has a check yet is left out and named. The book and the decks keep
 the full notebooks. docs/assignments.md says how a lecturer releases and grades the edition.
@@ -36,11 +39,15 @@ import nbformat
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 OUT = os.path.join(ROOT, 'build', 'assignments')
+HIDDEN = ('### BEGIN HIDDEN TESTS', '### END HIDDEN TESTS')     # nbgrader's markers
 DROPPED_TAGS = {'nav', 'notes'}       # navigation between notebooks, speaker notes for the lecturer
 STUB = "# YOUR CODE HERE\nraise NotImplementedError('not written yet')"
 CONFIG = f'''# nbgrader settings of the student edition (written by tools/assignments.py; docs/assignments.md).
+import os
+
 c = get_config()  # noqa: F821
-c.CourseDirectory.root = {{root!r}}
+# The course is the folder of this file, wherever it is copied to.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 # A stub keeps the lesson's signature, docstring, guard line and hint; its body is this.
 c.ClearSolutions.code_stub = {{{{'python': {STUB!r}}}}}
 # Notebook 05 trains LeNet for a minute: a cell may run this long before autograding gives up.
@@ -80,8 +87,8 @@ def _solution_span(func, lines):
 def exercise(source, checks):
     """The lesson cell's text with every checked function's body marked as nbgrader's solution: its
     signature, docstring and leading guard lines (``checks....``) stay, then ``# Hint: ...``. A checked
-    class keeps its docstring and its methods' signatures; each method's body is a solution, the hint
-    above the first."""
+    class keeps its docstring and its methods' signatures; the body of each method its check names
+    (``methods``; default: every method) is a solution, the hint above the first; the others stay."""
     lines = source.splitlines()
     tree = ast.parse(source)
     by_name = {q.rpartition('.')[2]: c for q, c in checks.items()}
@@ -89,14 +96,30 @@ def exercise(source, checks):
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name not in by_name:
             continue
-        functions = ([n for n in node.body if isinstance(n, ast.FunctionDef)] if isinstance(node, ast.ClassDef)
-                     else [node])
+        methods = getattr(by_name[node.name], 'methods', None)      # a class: the methods that are the exercise
+        functions = ([n for n in node.body if isinstance(n, ast.FunctionDef) and (not methods or n.name in methods)]
+                     if isinstance(node, ast.ClassDef) else [node])
         for i, func in enumerate(functions):
             edits.append(_solution_span(func, lines) + (by_name[node.name].hint if i == 0 else None,))
     for first, last, indent, hint in sorted(edits, reverse=True):
         lines[first - 1:last] = ([f'{indent}# Hint: {hint}'] * (hint is not None) + [f'{indent}### BEGIN SOLUTION']
                                  + lines[first - 1:last] + [f'{indent}### END SOLUTION'])
     return '\n'.join(lines)
+
+
+def check_cell(check, name):
+    """The source of the locked cell under an exercise: the check the student runs and sees, then, as
+    nbgrader's hidden test (in the lecturer's version only, put back when autograding), the same check
+    run again in a fresh Python on the function the cells define (:func:`helpers.lessoncheck.graded`),
+    where no cell of the notebook can change it. The graded module is loaded anew from its file, and
+    ``In`` is the kernel's history of the cells it ran."""
+    return (f'from {check.__module__} import {check.__name__}\n\n'
+            f'{check.__name__}({name})\n'
+            f'{HIDDEN[0]}\n'
+            f'# graded again in a fresh Python, from the definitions of the cells above (docs/assignments.md)\n'
+            f"__import__('importlib').reload(__import__('helpers.lessoncheck.fresh', fromlist=['graded']))"
+            f'.graded({check.lesson!r}, In)\n'
+            f'{HIDDEN[1]}')
 
 
 def _nbgrader(cell, grade_id, solution=False, points=None):
@@ -145,8 +168,7 @@ def student_notebook(path):
         cells.append(_nbgrader(cell, 'lesson_' + '_'.join(short), solution=True))
         for qualname, check in found.items():
             name = qualname.rpartition('.')[2]
-            test = nbformat.v4.new_code_cell(f'from {check.__module__} import {check.__name__}\n\n'
-                                             f'{check.__name__}({name})')
+            test = nbformat.v4.new_code_cell(check_cell(check, name))
             test.metadata['tags'] = ['check']
             cells.append(_nbgrader(test, check.__name__, points=check.points))
             checked.append(name)
@@ -162,12 +184,18 @@ def notebooks(paths=None):
 
 
 def config(out):
-    """nbgrader's configuration for the course directory ``out`` (the text of its nbgrader_config.py)."""
+    """nbgrader's configuration for the course directory ``out``: writes its nbgrader_config.py, then
+    reads it (:func:`course_config`)."""
+    with open(os.path.join(out, 'nbgrader_config.py'), 'w') as f:
+        f.write(CONFIG.format())
+    return course_config(out)
+
+
+def course_config(course):
+    """nbgrader's configuration as the course directory ``course`` holds it, wherever it was copied: the
+    course root is the folder of its nbgrader_config.py."""
     from traitlets.config.loader import PyFileConfigLoader
-    path = os.path.join(out, 'nbgrader_config.py')
-    with open(path, 'w') as f:
-        f.write(CONFIG.format(root=os.path.abspath(out)))
-    return PyFileConfigLoader('nbgrader_config.py', path=out).load_config()
+    return PyFileConfigLoader('nbgrader_config.py', path=os.path.abspath(course)).load_config()
 
 
 def build(paths=None, out=OUT, release=True, log=print):

@@ -64,10 +64,15 @@ DROPPED_TAGS = {nbtools.NAV, nbtools.NOTES}     # navigation cells, speaker note
 
 
 def _dropdown(nb):
-    """Wrap every aside of ``nb`` in a closed ``<details>`` whose summary is the aside's heading."""
+    """Wrap every aside of ``nb`` in a closed ``<details>`` whose summary is the aside's heading.
+    The heading has a cell of its own (for JupyterLab, :func:`tools.nb.heading_alone`): the markdown
+    cell after it joins it, so that the dropdown's text starts in the cell that opens it."""
     for first, last in reversed(nbtools.asides(nb)):
         head = nb.cells[first]
         title, _, rest = head.source.lstrip('\n').partition('\n')
+        if not rest.strip() and first < last and nb.cells[first + 1].cell_type == 'markdown':
+            rest = nb.cells.pop(first + 1).source
+            last -= 1
         summary = html.escape(re.sub(r'^#+\s*', '', title).strip())
         head.source = f'<details class="aside">\n<summary>{summary}</summary>\n\n{rest.strip()}'
         nb.cells.insert(last + 1, nbformat.v4.new_markdown_cell('</details>'))
@@ -128,21 +133,60 @@ def stage(src=SRC):
 FONT_PRELOAD = re.compile(r'<link rel="preload" as="font"[^>]*webfonts/[^>]*>\s*')
 
 
-def drop_font_preloads(html_dir=HTML):
-    """Remove the theme's font preloads from every page of the built book; return how many went."""
-    removed = 0
+def drop_font_preloads(page):
+    """``(page, n)``: the page without the theme's font preloads, and how many went."""
+    return FONT_PRELOAD.subn('', page)
+
+
+# A table written in markdown (docutils: <table class="table">, a <thead> of <th>, rows of <td>).
+TABLE = re.compile(r'<table class="table">.*?</table>', re.S)
+
+
+def label_cells(page):
+    """``(page, n)``: every markdown table's cells carry their column's heading (``data-label``) and
+    the table its roles explicitly (``role="table"``, ``row``, ``cell``, ...), so that a stylesheet
+    can lay it out as cards on a narrow screen without losing what a screen reader announces
+    (Chromium drops a table's semantics once its display is changed). asides.css does it for the
+    closing page's map (WCAG 1.4.10, reflow: at 320 px its five columns overflowed into each other);
+    n is how many tables were labelled."""
+    def one(m):
+        table = m.group(0)
+        head = re.search(r'<thead>(.*?)</thead>', table, re.S)
+        if not head or 'data-label=' in table:
+            return table
+        labels = [html.escape(' '.join(html.unescape(re.sub(r'<[^>]+>', '', h)).split()), quote=True)
+                  for h in re.findall(r'<th\b[^>]*>(.*?)</th>', head.group(1), re.S)]
+
+        def row(r):
+            cells = iter(labels)
+            return re.sub(r'<td(?=[\s>])', lambda _: f'<td role="cell" data-label="{next(cells, "")}"',
+                          r.group(0)).replace('<tr ', '<tr role="row" ', 1)
+        body = re.sub(r'<tr\b[^>]*>.*?</tr>', row, table[head.end():], flags=re.S)
+        top = table[:head.end()].replace('<table class="table">', '<table class="table" role="table">', 1)
+        top = top.replace('<thead>', '<thead role="rowgroup">', 1).replace('<tr ', '<tr role="row" ', 1)
+        top = re.sub(r'<th(?=[\s>])', '<th role="columnheader"', top)
+        return top + body.replace('<tbody>', '<tbody role="rowgroup">', 1)
+    return TABLE.subn(one, page)
+
+
+def fix_pages(html_dir=HTML):
+    """Apply drop_font_preloads and label_cells to every page of the built book; return
+    ``{'font preloads': n, 'tables labelled': n}``."""
+    counts = {'font preloads': 0, 'tables labelled': 0}
     for folder, _, files in os.walk(html_dir):
         for name in files:
             if name.endswith('.html'):
                 path = os.path.join(folder, name)
                 with open(path, encoding='utf-8') as f:
-                    page = f.read()
-                page, n = FONT_PRELOAD.subn('', page)
-                if n:
-                    removed += n
+                    page = original = f.read()
+                page, n = drop_font_preloads(page)
+                counts['font preloads'] += n
+                page, n = label_cells(page)
+                counts['tables labelled'] += n
+                if page != original:
                     with open(path, 'w', encoding='utf-8') as f:
                         f.write(page)
-    return removed
+    return counts
 
 
 def build():
@@ -159,7 +203,7 @@ def build():
     if run.returncode:
         print(run.stdout[-3000:], run.stderr[-3000:], sep='\n')
         sys.exit(f'jupyter-book failed (exit {run.returncode})')
-    drop_font_preloads()
+    fix_pages()
     seconds = time.perf_counter() - start
     print(f'book of {len(numbered())} notebooks and {len(solutions())} solutions in '
           f'{os.path.relpath(HTML, ROOT)}/ ({seconds:.1f} s, {len(warnings)} warnings); open '

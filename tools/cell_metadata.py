@@ -2,10 +2,16 @@
 (``metadata.slideshow.slide_type``, so that ``make slides`` turns each numbered notebook into a
 reveal.js deck) and, on the heading of every *Under the hood* aside, JupyterLab's
 ``jp-MarkdownHeadingCollapsed`` (so the aside opens collapsed; :mod:`tools.nb` defines asides).
+Before that it gives every aside's heading a cell of its own (:func:`tools.nb.heading_alone`):
+JupyterLab 4 reads that flag when it opens a notebook and hides the cells *after* the heading, up
+to the next heading of the same or a higher level, never the heading cell's own text.
+tests/test_browser.py opens the notebooks in `make lab` and checks it.
 
-    python -m tools.cell_metadata                       # every notebooks/NN-*.ipynb (``make metadata``)
+    python -m tools.cell_metadata                       # every notebook and solution (``make metadata``)
     python -m tools.cell_metadata notebooks/04-*.ipynb  # some of them
     python -m tools.cell_metadata --check               # exit 1 if any notebook's metadata is not current
+
+The worked solutions (notebooks/solutions/) have no deck: they get the asides' cells and flags only.
 
 Slide types, in order (the first rule that applies decides a cell's type):
 
@@ -29,11 +35,12 @@ Slide types, in order (the first rule that applies decides a cell's type):
    audience has answered;
 7. everything else continues the current slide (``-``).
 
-The tool changes ``metadata.slideshow`` and ``metadata.jp-MarkdownHeadingCollapsed`` and nothing
-else: no source, output or execution count (the notebooks are committed executed and nbval re-checks
-them). It writes a notebook only when its metadata changes, in nbformat's own layout, so running it
-twice changes nothing. tests/test_cell_metadata.py checks that every notebook's metadata is what this
-tool writes.
+The tool changes ``metadata.slideshow`` and ``metadata.jp-MarkdownHeadingCollapsed``, and splits the
+first markdown cell of an aside after its heading line, and nothing else: no output or execution
+count, no code cell, no text but where that one cell is cut (the notebooks are committed executed and
+nbval re-checks them; it compares code cells only). It writes a notebook only when something
+changes, in nbformat's own layout, so running it twice changes nothing. tests/test_cell_metadata.py
+checks that every notebook's metadata is what this tool writes.
 """
 import base64
 import math
@@ -194,10 +201,11 @@ def collapsed(nb):
     return [i in heads for i in range(len(nb.cells))]
 
 
-def apply(nb):
-    """Set the slide type of every cell of ``nb`` and the collapsed flag of every aside's heading;
+def apply(nb, slides=True):
+    """Give every aside's heading a cell of its own, set the collapsed flag of every aside's heading
+    and (``slides``: a numbered notebook, which has a deck) the slide type of every cell of ``nb``;
     return True if anything changed."""
-    changed = False
+    changed = bool(nbtools.heading_alone(nb))
     for cell, fold in zip(nb.cells, collapsed(nb)):
         if bool(cell.metadata.get(COLLAPSED)) != fold:
             changed = True
@@ -205,7 +213,7 @@ def apply(nb):
                 cell.metadata[COLLAPSED] = True
             else:
                 cell.metadata.pop(COLLAPSED, None)
-    for cell, kind in zip(nb.cells, slide_types(nb)):
+    for cell, kind in zip(nb.cells, slide_types(nb) if slides else ()):
         slideshow = cell.metadata.get('slideshow', {})
         if slideshow.get('slide_type') == kind:
             continue
@@ -221,12 +229,18 @@ def apply(nb):
     return changed
 
 
+def is_solutions(path):
+    """Whether ``path`` is a worked-solutions notebook (no deck: asides only)."""
+    return os.path.basename(path).endswith('-solutions.ipynb')
+
+
 def stale(paths=None):
-    """``{path: notebook with current metadata}`` of every notebook whose metadata would change."""
+    """``{path: notebook with current metadata}`` of every notebook whose metadata would change
+    (default: every numbered notebook and every worked solution)."""
     out = {}
-    for path in nbtools.numbered() if paths is None else paths:
+    for path in nbtools.numbered() + nbtools.solutions() if paths is None else paths:
         nb = nbtools.read(path)
-        if apply(nb):
+        if apply(nb, slides=not is_solutions(path)):
             out[path] = nb
     return out
 
@@ -236,7 +250,7 @@ def main(argv):
     paths = [p for p in argv if p != '--check']
     decks = [p for p in paths if NAME.search(p.replace(os.sep, '/'))]
     for p in sorted(set(paths) - set(decks)):
-        print(f'{nbtools.rel(p)}: not a numbered notebook (no deck), left alone')
+        print(f'{nbtools.rel(p)}: neither a numbered notebook nor a worked solution, left alone')
     changes = stale([os.path.abspath(p) for p in decks] if paths else None)
     for path, nb in changes.items():
         if check:

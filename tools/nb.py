@@ -1,12 +1,15 @@
 """What every tool needs to know about the notebooks: where they are, how to read and write them,
 their titles, tags, headings and *Under the hood* asides (one definition of each).
 
-An **aside** is a run of consecutive cells tagged ``aside``. Its first cell is markdown and starts
-with a heading ``### Under the hood: ...`` (``####`` inside a ``###`` section), the only heading in
-the aside; the cell after it starts with a heading of the same or a higher level, or the notebook
-ends there. JupyterLab then collapses the aside under its heading (``tools.cell_metadata`` marks the
-heading collapsed), the book shows it as a closed dropdown (``tools.build_book``), and the decks
-leave it out (``tools.build_slides``). :func:`aside_problems` says what breaks that form.
+An **aside** is a run of consecutive cells tagged ``aside``. Its first cell is markdown and holds
+the heading ``### Under the hood: ...`` (``####`` inside a ``###`` section) and nothing else: the
+aside's text starts in its second cell. The heading is the only heading in the aside; the cell after
+it starts with a heading of the same or a higher level, or the notebook ends there. JupyterLab then
+opens the aside collapsed: a heading cell flagged ``jp-MarkdownHeadingCollapsed`` (``tools.cell_metadata``
+sets the flag) hides the cells *after* it, up to the next heading of its level, but never its own
+text -- hence a cell of its own (:func:`heading_alone`, which ``make metadata`` applies). The book
+shows the aside as a closed dropdown (``tools.build_book``), and the decks leave it out
+(``tools.build_slides``). :func:`aside_problems` says what breaks that form.
 """
 import glob
 import os
@@ -118,6 +121,42 @@ def asides(nb):
     return runs
 
 
+def _new_id(nb, base):
+    """A cell id not yet in ``nb``, made from ``base`` (nbformat: 1 to 64 of ``[a-zA-Z0-9-_]``)."""
+    taken = {c.get('id') for c in nb.cells}
+    base = re.sub(r'[^a-zA-Z0-9_-]', '-', base)[:58]
+    candidate, n = f'{base}-text', 1
+    while candidate in taken:
+        n += 1
+        candidate = f'{base}-text{n}'
+    return candidate
+
+
+def heading_alone(nb):
+    """Give the heading of every aside a markdown cell of its own: text after the heading in the
+    aside's first cell moves, unchanged, into a new markdown cell right after it, tagged like it
+    (``aside``). JupyterLab collapses only the cells after a collapsed heading, so the text left in
+    the heading's cell was shown under a closed heading. Returns the number of cells split;
+    running it again splits nothing. Sources, outputs and the other cells are not touched."""
+    split = 0
+    for first, _ in reversed(asides(nb)):
+        head = nb.cells[first]
+        if head.cell_type != 'markdown' or not ASIDE_HEADING.match(head.source.lstrip('\n')):
+            continue                          # not an aside's heading: aside_problems names it
+        title, _, rest = head.source.lstrip('\n').partition('\n')
+        if not rest.strip():
+            continue
+        body = nbformat.v4.new_markdown_cell(rest.strip('\n'), metadata={'tags': list(head.metadata.get('tags', []))})
+        if 'id' in head:
+            body['id'] = _new_id(nb, head.id)
+        else:                                  # a notebook without cell ids (nbformat < 4.5)
+            body.pop('id', None)
+        head.source = title.rstrip()
+        nb.cells.insert(first + 1, body)
+        split += 1
+    return split
+
+
 def aside_problems(nb):
     """What breaks the aside form (module docstring), as ``['cell 12: ...', ...]``; empty if none."""
     problems = []
@@ -128,6 +167,9 @@ def aside_problems(nb):
             problems.append(f'cell {first}: an aside must start with a markdown heading '
                             '"### Under the hood: ..." (or ####)')
             continue
+        if head.source.strip().count('\n'):
+            problems.append(f'cell {first}: the heading of an aside must be alone in its cell (JupyterLab '
+                            'hides the cells after a collapsed heading, not its own text): run make metadata')
         for i in range(first + 1, last + 1):
             if cell_heading_level(nb.cells[i]):
                 problems.append(f'cell {i}: a heading inside the aside of cell {first} (only its first '

@@ -388,13 +388,17 @@ def parameters(params, name='params', grads=False):
     return params
 
 
-def arrays(arrs, min_size=1, ring=False):
+def arrays(arrs, min_size=1, ring=False, floating=False):
     """Check the input of an allreduce (notebook 04) and return ``k``, the number of arrays.
 
-    A list (not a single NDArray) of at least one NDArray, all of one shape and dtype, with at least
-    ``min_size`` elements (MXNet cannot copy a zero-size array), and with ``ring``, at least one
-    element per array (the ring cuts each into one chunk per device). Nothing is copied before this
-    passes, so a refused call leaves every array untouched.
+    A list (not a single NDArray) of at least one dense NDArray (a ``row_sparse`` or ``csr`` one is
+    refused: the series' collectives add whole arrays, element by element), all of one shape and
+    dtype, with at least ``min_size`` elements (MXNet cannot copy a zero-size array), and with
+    ``ring``, at least one element per array (the ring cuts each into one chunk per device). With
+    ``floating`` (notebook 13's 16-bit allreduce, which casts to float16 on the way), only floating-point
+    arrays: float16 holds every integer only up to 2048, so integers would come back wrong, where the
+    plain allreduce adds them exactly. Nothing is copied before this passes, so a refused call leaves
+    every array untouched.
     """
     import numpy as np
     import mxnet as mx
@@ -406,6 +410,9 @@ def arrays(arrs, min_size=1, ring=False):
     for i, a in enumerate(arrs):
         if not isinstance(a, mx.nd.NDArray):
             raise TypeError(f'allreduce takes NDArrays, but array {i} is a {type(a).__name__}')
+        if a.stype != 'default':
+            raise TypeError(f'allreduce takes dense NDArrays, but array {i} is {a.stype}: the collectives '
+                            "add whole arrays element by element; convert it with .tostype('default')")
     if ring:
         min_size = max(min_size, len(arrs))
     shape, dtype = arrs[0].shape, np.dtype(arrs[0].dtype)
@@ -416,6 +423,10 @@ def arrays(arrs, min_size=1, ring=False):
         if np.dtype(a.dtype) != dtype:
             raise TypeError(f'allreduce needs arrays of one dtype: array 0 is {dtype}, '
                             f'array {i} is {np.dtype(a.dtype)}')
+    if floating and not np.issubdtype(dtype, np.floating):
+        raise TypeError(f'a 16-bit allreduce sums floating-point arrays (gradients), got {dtype}: it casts '
+                        'to float16, which holds every integer only up to 2048, so the sum would come back '
+                        'wrong. Add integers with allreduce, which is exact for them')
     if arrs[0].size == 0:
         raise ValueError(f'allreduce of empty arrays (shape {shape}): there is nothing to sum, '
                          'and MXNet cannot copy a zero-size array between devices')

@@ -272,7 +272,11 @@ def link_send(x, to):
     ``x``'s: a message from a device to itself never crosses a link."""
     import mxnet as mx
     copy(x, to)
+    for a, name in ((x, 'x'), (to, 'to')):
+        if isinstance(a, mx.nd.NDArray) and a.stype != 'default':
+            raise TypeError(f'Link.send sends dense arrays; {name} is {a.stype} (make it dense: .tostype("default"))')
     where = to if isinstance(to, mx.Context) else to.context
-    if where == x.context:
+    if where == x.context:        # also what keeps x and the destination from being one array, read and
+        #                           written by one engine operation, which would then never start
         raise ValueError(f'to: Link.send sends x from {x.context} to the same device; a link joins two '
                          'different devices (copy within a device with copy_to)')

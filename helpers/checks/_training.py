@@ -12,8 +12,8 @@ from helpers.checks._infrastructure import labels
 __all__ = ['replicas', 'update', 'gluon_step', 'batches', 'evaluation', 'loop', 'same_arrays', 'kvstore', 'epoch_steps',
            'worker_shard', 'worker', 'option', 'results', 'byte_counters', 'epoch_model', 'pushpull', 'measured_step',
            'warmup', 'large_batch', 'grid_runs', 'flat_replicas', 'views', 'updaters', 'memory_cases', 'loss_scale',
-           'scaled_step', 'accumulation', 'checkpoint', 'layer_sizes', 'units', 'unit_arrays', 'chunk_of', 'shard',
-           'unit_shards', 'gather', 'mlp', 'unit_weights', 'dense', 'dense_grads', 'fetcher', 'zero_layer',
+           'scaled_step', 'accumulation', 'checkpoint', 'checkpoint_files', 'layer_sizes', 'units', 'unit_arrays',
+           'chunk_of', 'shard', 'unit_shards', 'gather', 'mlp', 'unit_weights', 'dense', 'dense_grads', 'fetcher', 'zero_layer',
            'zero_parts', 'zero_model', 'zero_step', 'stage_cases']
 
 
@@ -365,30 +365,119 @@ def accumulation(micro_batches, device_params, devs, lr):
 
 def checkpoint(prefix, net, trainer, device=None, load=False):
     """The arguments of ``save_checkpoint`` (a ``device`` the network lives on) and, with ``load``,
-    of ``load_checkpoint`` (a checkpoint at ``prefix``) (notebook 13). Nothing is written or read
-    before this passes."""
+    of ``load_checkpoint`` (a checkpoint at ``prefix`` that fits ``net`` and ``trainer``) (notebook 13).
+    Nothing is written before this passes, and with ``load`` every file and array was read and checked:
+    a load that fails, fails here, before any weight or state has changed (:func:`checkpoint_files`).
+    ``trainer`` must hold the network's parameters in the network's order, as ``adam_trainer`` makes
+    it: the saved state is keyed by position."""
     import os
     path(prefix, 'prefix')
     gluon_step(net, trainer)
+    params = list(net.collect_params().values())
+    if [id(p) for p in trainer._params] != [id(p) for p in params]:
+        mine = {id(p) for p in params}
+        raise ValueError('trainer does not train net\'s parameters' if {id(p) for p in trainer._params} != mine
+                         else 'trainer holds net\'s parameters in another order (a ParameterDict is sorted by name), '
+                         'and its state is saved by position: make it with helpers.checkpoint.adam_trainer(net, lr)')
     if load:
-        missing = [f'{prefix}{ext}' for ext in ('.params', '.states') if not os.path.isfile(f'{prefix}{ext}')]
-        if missing:
-            raise FileNotFoundError(f'prefix {prefix!r}: no checkpoint there ({", ".join(missing)} missing)')
-        return
+        return checkpoint_files(prefix, net, trainer)
     context(device, 'device')
     if not os.path.isdir(os.path.dirname(os.path.abspath(prefix))):
         raise FileNotFoundError(f'prefix {prefix!r}: its directory does not exist')
-    for p in net.collect_params().values():
+    for p in params:
         if device not in p.list_ctx():
             raise ValueError(f'device {device} holds no copy of {p.name}: the network lives on {p.list_ctx()}')
 
 
-# ----------------------------------------------------------------------- helpers.zero (notebook 12)
+def _param_names(net):
+    """Each parameter of ``net`` as ``'0.weight' (conv0_weight, (6, 1, 5, 5) float32)'``: its place in
+    the network (the same in every copy of it) and the name Gluon gave it (a process-wide counter)."""
+    import numpy as np
+    places = {id(p): place for place, p in net._collect_params_with_prefix().items()}
+    return [f"{places.get(id(p), '?')} ({p.name}, {tuple(p.shape)} {np.dtype(p.dtype).name})"
+            for p in net.collect_params().values()]
+
+
+def checkpoint_files(prefix, net, trainer):
+    """Read and check both files of a checkpoint against ``net`` and ``trainer`` before anything is
+    loaded (notebook 13): ``PREFIX.params`` must hold one array per parameter, in the network's order,
+    each of the parameter's shape and dtype (the lesson saves them as a list: positions, no names, so
+    that a network built later, whose Gluon names differ, can load them); ``PREFIX.states`` must be a
+    ``Trainer``'s state (``Trainer.save_states``: the optimizer's state per parameter index, pickled,
+    with the optimizer), of the trainer's optimizer, for parameter indices the trainer has, every
+    array of parameter ``i``'s shape. ``ValueError`` naming the file and what did not match (a
+    truncated file, another model's checkpoint, a changed layer); ``FileNotFoundError`` for a missing
+    one. Returns nothing."""
+    import os
+    import pickle
+    import numpy as np
+    import mxnet as mx
+    path(prefix, 'prefix')
+    gluon_step(net, trainer)
+    missing = [f'{prefix}{ext}' for ext in ('.params', '.states') if not os.path.isfile(f'{prefix}{ext}')]
+    if missing:
+        raise FileNotFoundError(f'prefix {prefix!r}: no checkpoint there ({", ".join(missing)} missing)')
+    params, names = list(net.collect_params().values()), _param_names(net)
+    weights = f'{prefix}.params'
+    try:
+        saved = mx.nd.load(weights)
+    except mx.base.MXNetError as e:
+        raise ValueError(f'{weights} is not a file of arrays MXNet can read (truncated?): '
+                         f'{str(e).strip().splitlines()[0][:200]}') from None
+    if isinstance(saved, dict):
+        raise ValueError(f'{weights} holds named arrays ({", ".join(list(saved)[:3])}, ...), as save_parameters '
+                         'writes them; save_checkpoint writes the weights as a list: load that file with '
+                         'net.load_parameters')
+    if len(saved) != len(params):
+        raise ValueError(f'{weights} holds {len(saved)} arrays, but the network has {len(params)} parameters: '
+                         f'a checkpoint of another model? The network\'s: {"; ".join(names[:4])}'
+                         + ('; ...' if len(names) > 4 else ''))
+    for i, (p, a) in enumerate(zip(params, saved)):
+        if tuple(a.shape) != tuple(p.shape) or np.dtype(a.dtype) != np.dtype(p.dtype):
+            raise ValueError(f'{weights}: array {i} has shape {tuple(a.shape)} {np.dtype(a.dtype).name}, '
+                             f'but the network\'s parameter {i} is {names[i]}: a checkpoint of another model?')
+    states = f'{prefix}.states'
+    with open(states, 'rb') as f:
+        raw = f.read()
+    try:
+        found = pickle.loads(raw)
+    except Exception as e:        # truncated: EOFError, UnpicklingError, or MXNet's error for an array in it
+        why = (str(e).strip().splitlines() or [''])[0][:200]
+        raise ValueError(f'{states} is not a Trainer\'s saved state (truncated? {len(raw)} bytes): '
+                         f'{type(e).__name__}: {why}') from None
+    optimizer = None
+    if isinstance(found, tuple) and len(found) == 2:
+        found, optimizer = found
+    if not isinstance(found, dict) or not all(isinstance(key, int) for key in found):
+        raise ValueError(f'{states} is not a Trainer\'s saved state: expected the optimizer\'s state per '
+                         f'parameter index (Trainer.save_states), got {_short(found)}')
+    if optimizer is not None and type(optimizer) is not type(trainer._optimizer):
+        raise ValueError(f'{states} holds the state of {type(optimizer).__name__}, but trainer runs '
+                         f'{type(trainer._optimizer).__name__}: its state would not fit')
+    multi = getattr(optimizer or trainer._optimizer, 'multi_precision', False)
+    for key, state in sorted(found.items()):
+        if not 0 <= key < len(params):
+            raise ValueError(f'{states} holds a state for parameter index {key}, but trainer has '
+                             f'{len(params)} parameters (0 to {len(params) - 1}): a checkpoint of another model?')
+        leaves, todo = [], [state]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, (tuple, list)):
+                todo.extend(x)
+            elif isinstance(x, mx.nd.NDArray):
+                leaves.append(x)
+        allowed = {np.dtype(params[key].dtype)} | ({np.dtype('float32')} if multi else set())
+        for a in leaves:
+            if tuple(a.shape) != tuple(params[key].shape) or np.dtype(a.dtype) not in allowed:
+                raise ValueError(f'{states}: the state of parameter {key} holds an array of shape '
+                                 f'{tuple(a.shape)} {np.dtype(a.dtype).name}, but parameter {key} is '
+                                 f'{names[key]}: a checkpoint of another model?')
+# ----------------------------------------------------------------------- helpers.zero (notebook 13)
 _UNIT_FIELDS = ('fan_in', 'fan_out', 'relu')
 
 
 def layer_sizes(sizes):
-    """``list(sizes)``: the widths of a perceptron's layers, inputs first (notebook 12): at least two
+    """``list(sizes)``: the widths of a perceptron's layers, inputs first (notebook 13): at least two
     whole numbers >= 1."""
     found = [whole(s, f'sizes[{i}]', 1, 1 << 20) for i, s in enumerate(ordered(sizes, 'sizes'))]
     if len(found) < 2:
@@ -406,7 +495,7 @@ def _unit(u, name):
 
 
 def units(values, name='units'):
-    """``list(values)``: the units of a perceptron (notebook 12), at least one, each a ``Unit`` whose
+    """``list(values)``: the units of a perceptron (notebook 13), at least one, each a ``Unit`` whose
     inputs are the outputs of the one before."""
     found = ordered(values, name)
     if not found:
@@ -419,7 +508,7 @@ def units(values, name='units'):
 
 
 def unit_weights(w, unit, name='w'):
-    """A flat (1-d) NDArray holding at least ``unit``'s weights and biases (notebook 12)."""
+    """A flat (1-d) NDArray holding at least ``unit``'s weights and biases (notebook 13)."""
     _unit(unit, 'unit')
     ndarray(w, name)
     size = unit.fan_out * unit.fan_in + unit.fan_out
@@ -429,7 +518,7 @@ def unit_weights(w, unit, name='w'):
 
 
 def unit_arrays(flats, values):
-    """The flat arrays of a model's units, one per unit of ``values`` (notebook 12)."""
+    """The flat arrays of a model's units, one per unit of ``values`` (notebook 13)."""
     import numpy as np
     values = units(values)
     if _is_array(flats):
@@ -445,7 +534,7 @@ def unit_arrays(flats, values):
 
 
 def chunk_of(a, i, k):
-    """A flat NDArray, ``k`` a number of devices and ``i`` one of them (notebook 12)."""
+    """A flat NDArray, ``k`` a number of devices and ``i`` one of them (notebook 13)."""
     ndarray(a, 'a')
     if a.ndim != 1:
         raise ValueError(f'a must be a flat (1-d) array, got shape {a.shape}')
@@ -454,7 +543,7 @@ def chunk_of(a, i, k):
 
 
 def shard(flat, devs):
-    """A flat, non-empty NDArray and the devices to shard it over; returns ``k`` (notebook 12)."""
+    """A flat, non-empty NDArray and the devices to shard it over; returns ``k`` (notebook 13)."""
     ndarray(flat, 'flat')
     if flat.ndim != 1 or flat.size == 0:
         raise ValueError(f'flat must be a non-empty flat (1-d) array, got shape {flat.shape}')
@@ -462,7 +551,7 @@ def shard(flat, devs):
 
 
 def unit_shards(values, name='shards'):
-    """One flat NDArray per device, all of one size (>= 1) and dtype (notebook 12); returns ``k``."""
+    """One flat NDArray per device, all of one size (>= 1) and dtype (notebook 13); returns ``k``."""
     import numpy as np
     if _is_array(values):
         raise TypeError(f'{name} must be a list of flat arrays, one per device, got a single {type(values).__name__}')
@@ -483,7 +572,7 @@ def unit_shards(values, name='shards'):
 
 def dense(x, w, unit):
     """The input ``x`` (examples first, ``unit.fan_in`` features each) and flat weights of a dense layer
-    (notebook 12)."""
+    (notebook 13)."""
     import numpy as np
     unit_weights(w, unit)
     ndarray(x, 'x')
@@ -493,7 +582,7 @@ def dense(x, w, unit):
 
 def dense_grads(x, y, dy, w, unit):
     """:func:`dense`'s input, and its output ``y`` and that output's gradient ``dy``, one row per example
-    of ``x``, ``unit.fan_out`` columns (notebook 12)."""
+    of ``x``, ``unit.fan_out`` columns (notebook 13)."""
     dense(x, w, unit)
     for name, value in (('y', y), ('dy', dy)):
         ndarray(value, name)
@@ -513,13 +602,13 @@ def _model_shards(values, name):
 
 
 def gather(values, send):
-    """The shards of one unit (:func:`unit_shards`) and a send function (notebook 12); returns ``k``."""
+    """The shards of one unit (:func:`unit_shards`) and a send function (notebook 13); returns ``k``."""
     function(send, 'send')
     return unit_shards(values)
 
 
 def mlp(X, params):
-    """A batch ``X`` and a perceptron's parameters ``[W0, b0, W1, b1, ...]`` (notebook 12): weight
+    """A batch ``X`` and a perceptron's parameters ``[W0, b0, W1, b1, ...]`` (notebook 13): weight
     matrices and biases that fit each other and ``X``'s features."""
     import numpy as np
     ndarray(X, 'X')
@@ -537,18 +626,18 @@ def mlp(X, params):
 
 def fetcher(values, send, prefetch):
     """Every unit's shards (one list per unit, :func:`unit_shards`, on the same devices), a send function and
-    whether to prefetch (notebook 12); returns them."""
+    whether to prefetch (notebook 13); returns them."""
     return _model_shards(values, 'shards'), function(send, 'send'), flag(prefetch, 'prefetch')
 
 
 def zero_layer(unit, j, fetch, send):
     """A :class:`helpers.zero.ZeroLayer`'s unit, its index ``j`` and its fetch and send functions
-    (notebook 12); returns them."""
+    (notebook 13); returns them."""
     return _unit(unit, 'unit'), whole(j, 'j', 0), function(fetch, 'fetch'), function(send, 'send')
 
 
 def zero_parts(flats, values, devs, stage):
-    """The flat units of ``make_model``, their units, the devices and the stage, 2 or 3 (notebook 12);
+    """The flat units of ``make_model``, their units, the devices and the stage, 2 or 3 (notebook 13);
     returns ``k``. Not two GPUs or more: a ``ZeroLayer`` spans the devices, and MXNet 1.9.1 hands an
     ``autograd.Function``'s backward every array as one device's, the first output's (the Chunk made
     from a TBlob, include/mxnet/ndarray.h): right for CPU stand-ins, which share one memory, not for GPUs."""
@@ -557,12 +646,12 @@ def zero_parts(flats, values, devs, stage):
     whole(stage, 'stage', 2, 3)
     if len(devs) > 1 and any(d.device_type == 'gpu' for d in devs):
         raise ValueError(f'devices must be CPU stand-ins (or one GPU), got {devs}: MXNet 1.9.1 gives a Function '
-                         'spanning devices the arrays of its backward as the first device\'s (notebook 12)')
+                         'spanning devices the arrays of its backward as the first device\'s (notebook 13)')
     return len(devs)
 
 
 def zero_model(model, grads=True):
-    """A :class:`helpers.zero.Model` (notebook 12): its units, one list of shards per unit (on the same
+    """A :class:`helpers.zero.Model` (notebook 13): its units, one list of shards per unit (on the same
     devices), with ``grads`` a gradient buffer per shard, and ZeRO-2's whole weights or None."""
     if getattr(model, '_fields', None) != ('units', 'shards', 'grads', 'full'):
         raise TypeError(f'model must be a helpers.zero.Model (make_model), got {_short(model)}')
@@ -581,7 +670,7 @@ def zero_model(model, grads=True):
 
 
 def zero_step(model, devs, updaters, prefetch=False):
-    """The input of a ZeRO-2 or ZeRO-3 step (notebook 12): a :func:`zero_model` with gradients, its
+    """The input of a ZeRO-2 or ZeRO-3 step (notebook 13): a :func:`zero_model` with gradients, its
     shards on ``devs`` (one per device), one optimizer updater per device, and whether to prefetch;
     returns ``k``."""
     zero_model(model)
@@ -601,7 +690,7 @@ def zero_step(model, devs, updaters, prefetch=False):
 
 
 def stage_cases(cases, stages):
-    """``[(k, stage), ...]`` of ``measure_stages`` (notebook 12): at least one case, ``k`` a whole
+    """``[(k, stage), ...]`` of ``measure_stages`` (notebook 13): at least one case, ``k`` a whole
     number of devices >= 1, ``stage`` one of ``stages``."""
     found = ordered(cases, 'cases')
     if not found:

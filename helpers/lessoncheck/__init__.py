@@ -32,10 +32,17 @@ decorated with ``@lesson('helpers.module.name', hint='one line for the stub')``,
 the room's ``__all__``. ``tools/assignments.py`` finds it through :func:`find` and turns that
 notebook's lesson cell into an exercise with this check under it (a class's methods become stubs);
 a lesson without a check stays in the student edition as written.
+
+**Honest grades.** A check passes only the reader's own function: the installed lesson, a copy or a
+subclass of it, or a call into it fails, and so does a function that rewrites the check while it
+runs (``guard.py``). The student edition's check cells also run :func:`graded`, the same check in a
+fresh Python on the function as the notebook's cells define it, where no cell can change the check
+(``fresh.py``).
 """
 from helpers.lessoncheck import machinery
 from helpers.lessoncheck.machinery import *                  # noqa: F401,F403  Law, Broken, run, lesson, ...
 from helpers.lessoncheck.machinery import tiny_data          # noqa: F401  the toy problem the tests train on too
+from helpers.lessoncheck.fresh import graded                 # noqa: F401  a check again, in a fresh Python
 # The rooms, in the order of the notebooks: each registers its checks as it is imported.
 from helpers.lessoncheck.split import *                      # noqa: F401,F403  notebook 03
 from helpers.lessoncheck.comm import *                       # noqa: F401,F403  notebook 04
@@ -56,7 +63,7 @@ from helpers.lessoncheck.checkpoint import *                 # noqa: F401,F403  
 
 # The public names: the machinery and every check; the laws and case lists are here too, for the tests
 # of each lesson's module, without being public.
-__all__ = machinery.__all__ + [check.__name__ for check in machinery.CHECKS.values()]
+__all__ = machinery.__all__ + ['graded'] + [check.__name__ for check in machinery.CHECKS.values()]
 
 for _name in __all__:                 # each says it is this package's: tools/assignments.py writes
     _obj = globals()[_name]           # `from {check.__module__} import ...` into the student edition

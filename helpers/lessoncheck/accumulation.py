@@ -4,7 +4,7 @@ the whole batch, with one allreduce per parameter. ``tests/test_accumulation.py`
 import numpy as np
 from mxnet import nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, _n, lesson, tiny_data
 from helpers.lessoncheck.precision import _allreduce_bytes
 
 __all__ = ['check_train_batch_accumulated', 'ACCUMULATION_CASES', 'law_accumulation_is_one_big_step',
@@ -90,7 +90,8 @@ def law_accumulation_communicates_once(train_batch_accumulated, k, m, b=2):
            f'each device sent {got[0] / want[0]:.3g} times the bytes of one allreduce per parameter: no '
            f'communication inside the loop over the {m} micro-batches, one allreduce per parameter after it'
            if want[0] else None)
-    raise Broken(f'bytes sent by each device in a step of {m} micro-batches on {k} devices', expected=str(want),
+    raise Broken(f'bytes sent by each device in a step of {_n(m, "micro-batch", "micro-batches")} on '
+                 f'{_n(k, "device")}', expected=str(want),
                  got=str(got), why=why)
 
 
@@ -105,7 +106,7 @@ def check_train_batch_accumulated():
     return [
         Law('sends the bytes of one allreduce per parameter, whatever the number of micro-batches',
             law_accumulation_communicates_once, ACCUMULATION_BYTES_CASES,
-            lambda k, m: f'{m} micro-batch{"es" * (m > 1)} on {k} devices'),
+            lambda k, m: f'{_n(m, "micro-batch", "micro-batches")} on {_n(k, "device")}'),
         Law('m micro-batches take one SGD step of the whole batch (float64, twice in a row), the replicas identical, '
             'the gradients zero afterwards', law_accumulation_is_one_big_step, ACCUMULATION_CASES,
             lambda k, m, b: f'{m} micro-batch{"es" * (m > 1)} of {b} on {k} device{"s" * (k > 1)}'),

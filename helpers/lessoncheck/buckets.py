@@ -192,10 +192,56 @@ def _small_net(devices, seed=0):
     return net, [p for p in net.collect_params().values() if p.grad_req != 'null']
 
 
-def _small_losses(net, devices, seed=1):
+def _small_losses(net, devices, seed=1, gate=None):
+    """Each device's loss of the small net; with ``gate`` (a ``threading.Event``), the backward pass of
+    every loss waits at its first step until the gate is open (:class:`_Gate`)."""
     X = nd.array(np.random.default_rng(seed).standard_normal((2 * len(devices), 1, 6, 6)))
     with autograd.record():
-        return [net(X[2 * i:2 * i + 2].as_in_context(d)).sum() for i, d in enumerate(devices)]
+        outs = [net(X[2 * i:2 * i + 2].as_in_context(d)) for i, d in enumerate(devices)]
+        if gate is not None:
+            _GATES[id(gate)] = gate
+            outs = [nd.Custom(o, op_type='lessoncheck_gate', gate=str(id(gate))) for o in outs]
+        return [o.sum() for o in outs]
+
+
+_GATES = {}           # id -> threading.Event: what a _Gate's backward waits for
+
+
+class _Gate(mx.operator.CustomOp):
+    """The identity, whose backward waits until its gate (an Event) is open: no gradient can be written
+    before, so whoever calls an allreduce before the gate opens did not wait for the backward pass."""
+
+    def __init__(self, gate):
+        super().__init__()
+        self.gate = gate
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        gate = _GATES.get(int(self.gate))
+        if gate is not None:                      # (a law that is over no longer holds anything)
+            gate.wait(60)
+        self.assign(in_grad[0], req[0], out_grad[0])
+
+
+@mx.operator.register('lessoncheck_gate')
+class _GateProp(mx.operator.CustomOpProp):
+    def __init__(self, gate):
+        super().__init__(need_top_grad=True)
+        self.gate = gate
+
+    def list_arguments(self):
+        return ['data']
+
+    def list_outputs(self):
+        return ['output']
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Gate(self.gate)
 
 
 def _small_grads(k, summed):
@@ -216,24 +262,62 @@ BACKWARD_CASES = [dict(k=k, wait=w, groups=g) for k in (1, 2, 3) for w in (True,
 
 def law_backward_and_send(backward_and_send, k, wait, groups):
     """Notebook 10: backward on every device, then one ``allreduce`` per group, in the order given
-    (a gradient or a bucket of views, one array per device), waiting first or not: every gradient
-    ends with its allreduce's bits."""
+    (a gradient or a bucket of views, one array per device): every gradient ends with its allreduce's
+    bits. With ``wait=True`` no allreduce is called before the whole backward pass has run; with
+    ``wait=False`` every allreduce is queued at once and the function returns without waiting. (The
+    backward pass is held at a gate, :class:`_Gate`, which opens after a quarter of a second, or, without
+    ``wait``, once the function has returned, at the latest after 3 s.)"""
+    import threading
     from helpers.buckets import bucket_gradients
     from helpers.comm import allreduce_naive
     net, params = _small_net(CPU[:k])
     given = ([p.list_grad() for p in reversed(params)] if groups == 'gradients' else bucket_gradients(params, 100))
-    calls = []
+    calls, opened, backward, gate = [], [], [], threading.Event()
+    weights = [x for p in params for x in p.list_data()]
 
     def recording(arrays, *args, **kwargs):
         calls.append(arrays)
+        opened.append(gate.is_set())
+        backward.append(all(x._fresh_grad for x in weights))       # set when backward() is called
         return allreduce_naive(arrays, *args, **kwargs)
-    backward_and_send(_small_losses(net, CPU[:k]), given, wait=wait, allreduce=recording)
+    losses = _small_losses(net, CPU[:k], gate=gate)
+    for x in weights:
+        x._fresh_grad = False
+    timer = threading.Timer(0.25 if wait else 3.0, gate.set)
+    timer.start()
+    try:
+        backward_and_send(losses, given, wait=wait, allreduce=recording)
+        returned_open = gate.is_set()
+    finally:
+        gate.set()
+        timer.cancel()
+        nd.waitall()
+        _GATES.pop(id(gate), None)
     case = f'{k} device{"s" * (k > 1)}, {len(given)} {groups}, wait={wait}'
     if len(calls) != len(given) or any(a is not b for a, b in zip(calls, given)):
         order = [next((j for j, g in enumerate(given) if g is c), '?') for c in calls]
         raise Broken(f'one allreduce per group, in the order given ({case})',
                      expected=f'allreduce of groups {list(range(len(given)))}', got=f'allreduce of groups {order}',
                      why='for arrays in groups: allreduce(arrays) (the allreduce argument)')
+    if not all(backward):
+        raise Broken(f'the allreduces ran before the backward pass ({case})',
+                     expected='backward() of every loss called before the first allreduce',
+                     got=f'{backward.count(False)} of {len(backward)} allreduces called before it',
+                     why='the allreduces ran before the backward pass wrote the gradients: call l.backward() for '
+                         'every loss first, then allreduce each group')
+    if wait and not all(opened):
+        raise Broken(f'with wait=True, no allreduce before the whole backward pass has run ({case})',
+                     expected='nd.waitall() (or a wait on every gradient) before the first allreduce',
+                     got=f'{opened.count(False)} of {len(opened)} allreduces called while the backward pass was still '
+                         'held', why='with wait=True, wait for the whole backward pass first (if wait: nd.waitall()): '
+                                     'wait is the argument that says whether to wait')
+    if not wait and (any(opened) or returned_open):
+        raise Broken(f'with wait=False, every allreduce is queued at once and the function returns without waiting '
+                     f'({case})', expected='every allreduce called while the backward pass still runs',
+                     got='it waited for the whole backward pass' + (' before an allreduce' if any(opened) else
+                                                                    ' before it returned'),
+                     why='wait only if wait is True (if wait: nd.waitall()): without the wait the engine starts each '
+                         'allreduce as soon as its gradients are written, during the backward pass')
     want, own = _small_grads(k, summed=True), _small_grads(k, summed=False)
     for i, (p, w, o) in enumerate(zip(params, want, own)):
         got = [g.asnumpy() for g in p.list_grad()]
@@ -332,8 +416,8 @@ def check_allreduce_bucketed():
         hint='backward every loss; if wait, nd.waitall(); then allreduce(arrays) for each group, in order')
 def check_backward_and_send():
     """Check your ``backward_and_send(losses, groups, wait, allreduce)`` (notebook 10)."""
-    return [Law('backward on every device, then one allreduce per group in the order given, waiting first or not: '
-                'every gradient summed', law_backward_and_send, BACKWARD_CASES,
+    return [Law('backward on every device, then one allreduce per group in the order given, waiting for the backward '
+                'pass first if and only if wait: every gradient summed', law_backward_and_send, BACKWARD_CASES,
                 lambda k, wait, groups: f'{k} device{"s" * (k > 1)}, groups: {groups}, wait={wait}')]
 
 

@@ -5,7 +5,7 @@ same law.
 import numpy as np
 from mxnet import nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _message, lesson, tiny_data
 
 __all__ = ['check_save_checkpoint', 'check_load_checkpoint', 'CHECKPOINT_CASES', 'law_resumed_run_takes_the_same_steps']
 
@@ -13,10 +13,11 @@ __all__ = ['check_save_checkpoint', 'check_load_checkpoint', 'CHECKPOINT_CASES',
 CHECKPOINT_CASES = [dict(k=k) for k in (1, 2, 3)]
 
 
-def _resumed(save, load, k, steps=4, at=2, n=8):
+def _resumed(save, load, k, steps=4, at=2, n=8, role=None):
     """Train LeNet with Adam on k devices for ``steps`` steps, saving a checkpoint (``save``) before
     step ``at``; then build another LeNet (other initial weights), ``load`` the checkpoint and take the
-    same steps. Returns ``(uninterrupted weights per step, resumed weights per step, files, loaded)``."""
+    same steps. Returns ``(uninterrupted weights per step, resumed weights per step, files, loaded)``;
+    ``role`` 'save': ``save`` is the reader's, and the lesson's ``load`` failing on its files is a broken law."""
     import os
     import tempfile
     from helpers.checkpoint import adam_trainer
@@ -45,7 +46,16 @@ def _resumed(save, load, k, steps=4, at=2, n=8):
                          expected="['ckpt.params', 'ckpt.states']", got=str(files),
                          why='nd.save(prefix + ".params", [p.data(device) for p in ...]) and '
                              'trainer.save_states(prefix + ".states")')
-        load(prefix, resumed, trainer2)
+        try:
+            load(prefix, resumed, trainer2)
+        except Exception as e:
+            if role != 'save':                      # the reader's load_checkpoint: its own error, its own line
+                raise
+            raise Broken('the lesson\'s load_checkpoint could not read your checkpoint',
+                         got=f'{type(e).__name__}: {_message(e)}',
+                         why='save what load_checkpoint reads: nd.save(prefix + ".params", [p.data(device) for p in '
+                             'net.collect_params().values()]), a list in the order of the parameters, and '
+                             'trainer.save_states(prefix + ".states")') from None
         loaded = all(np.array_equal(a, b) for d in devices
                      for a, b in zip(saved, [p.data(d).asnumpy() for p in resumed.collect_params().values()]))
         again = []
@@ -69,7 +79,7 @@ def law_resumed_run_takes_the_same_steps(fn, k, role):
     stopped (LeNet with Adam on k devices); ``role`` says which half ``fn`` is, the other is the lesson's."""
     from helpers import checkpoint
     save, load = (fn, checkpoint.load_checkpoint) if role == 'save' else (checkpoint.save_checkpoint, fn)
-    after, again, files, loaded = _resumed(save, load, k)
+    after, again, files, loaded = _resumed(save, load, k, role=role)
     for s, (a, b) in enumerate(zip(after, again)):
         if any(not np.array_equal(x, y) for x, y in zip(a, b)):
             gap = max(float(np.abs(x - y).max()) for x, y in zip(a, b))

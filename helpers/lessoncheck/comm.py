@@ -7,7 +7,7 @@ import numpy as np
 import mxnet as mx
 from mxnet import nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _devices_words, _fmt, _refuses, lesson
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _devices_words, _fmt, _n, _refuses, lesson
 
 __all__ = ['check_copy_to', 'check_allreduce_naive', 'check_reduce_scatter', 'check_all_gather', 'check_allreduce_ring',
            'check_allreduce', 'law_allreduce_sums', 'BYTES_CASES', 'law_bytes_match_the_formula', 'BAD_INPUTS',
@@ -49,6 +49,13 @@ def _diagnose(fn, kind, k, size):
     except Exception:                       # a replay that cannot run says nothing more
         return None, None
     if not got.steps:
+        try:
+            more = rp.record(fn, k + 1, size + 1, reduced=kind == 'all_gather').steps
+        except Exception:
+            more = []
+        if more:
+            return (f'with {k} devices nothing went through send(), with {k + 1} it did: a loop that runs one step '
+                    f'too few? (k - 1 steps)'), got
         return ('no transfer went through send(): pass every copy between devices through send(x, to) '
                 '(the send argument), so that bytes are counted and the replay sees them'), got
     complete = [[c == (1,) * k for c in row] for row in got.counts[-1]]
@@ -75,9 +82,12 @@ def _diagnose(fn, kind, k, size):
                'but the finished chunks never travelled round the ring: the all-gather is missing')
     elif kind == 'reduce_scatter':
         wrong = [(i, c) for i in range(k) for c in range(k) if complete[i][c] and c != owner_chunk(i, k)]
+        left = k > 2 and got.steps and all(m.dst == (m.src - 1) % k for step in got.steps for m in step)
         why = (f'device {wrong[0][0]} finished chunk {wrong[0][1]}, but after the reduce-scatter device i must '
-               f'hold the sum of chunk i + 1 (here {owner_chunk(wrong[0][0], k)}): the chunk index is off'
-               if wrong else None)
+               f'hold the sum of chunk i + 1 (here {owner_chunk(wrong[0][0], k)})'
+               + (': your ring sends to the left (device i to device i - 1), which sums as well, but finishes other '
+                  'chunks; notebook 11 relies on owner_chunk(i, k) = i + 1: send to the right' if left else
+                  ': the chunk index is off') if wrong else None)
     else:
         why = None
     first = _first_difference(got, lesson) if lesson is not None else None
@@ -94,18 +104,24 @@ def _diagnose(fn, kind, k, size):
     return why, got
 
 
+def _carried(chunk, elements):
+    """What a message carried, in words: ``chunk 2``, ``elements 3:5`` or ``other elements``."""
+    return (f'chunk {chunk}' if chunk is not None else
+            f'elements {elements[0]}:{elements[1]}' if elements else 'other elements')
+
+
 def _first_difference(got, lesson):
     """The first step where a replay differs from the lesson's, in words (or None)."""
     for s, (mine, theirs) in enumerate(zip(got.steps, lesson.steps), 1):
-        a = sorted((m.src, m.dst, m.chunk) for m in mine)
-        b = sorted((m.src, m.dst, m.chunk) for m in theirs)
-        if a != b:
-            for (src, dst, chunk), (src2, dst2, chunk2) in zip(a, b):
+        a = sorted((m.src, m.dst, m.chunk, m.elements) for m in mine)
+        b = sorted((m.src, m.dst, m.chunk, m.elements) for m in theirs)
+        if [x[:3] for x in a] != [x[:3] for x in b]:
+            for (src, dst, chunk, el), (src2, dst2, chunk2, el2) in zip(a, b):
                 if (src, dst, chunk) != (src2, dst2, chunk2):
                     off = (chunk is not None and chunk2 is not None and (chunk - chunk2) % got.k in (1, got.k - 1))
                     return (f'Your function first differs from the lesson\'s at step {s}: there device {src2} sends '
-                            f'chunk {chunk2} to device {dst2}; yours: device {src} sends '
-                            f'{"chunk " + str(chunk) if chunk is not None else "other elements"} to device {dst}'
+                            f'{_carried(chunk2, el2)} to device {dst2}; yours: device {src} sends '
+                            f'{_carried(chunk, el)} to device {dst}'
                             + (' (the chunk index is off by one)' if off else ''))
             return (f'Your function first differs from the lesson\'s at step {s}: it sends {len(a)} messages, '
                     f'the lesson {len(b)}')
@@ -162,24 +178,53 @@ def _bytes_formula(kind, k, size, itemsize):
     return [size * itemsize - chunk[(i + skip) % k] for i in range(k)] if k > 1 else [0]
 
 
+def _ring_schedules(kind, k, size, itemsize):
+    """Every per-device byte count of a ring that computes what ``kind`` must (notebook 04): in a ring
+    of direction d (+1: to the right, -1: to the left) whose reduce-scatter starts device i at chunk
+    i + o, device i skips chunk i + o + d in the reduce-scatter and i + o + 2d in the all-gather. The
+    reduce-scatter must finish chunk i + 1 on device i (owner_chunk); an all-gather starts from there,
+    in either direction; a whole ring may finish its chunks anywhere."""
+    from helpers.split import shard_sizes
+    if k == 1 or kind == 'naive':
+        return [_bytes_formula(kind, k, size, itemsize)]
+    chunk = [n * itemsize for n in shard_sizes(size, k)]
+    total = size * itemsize
+    if kind == 'reduce_scatter':
+        skips = [(1,)]
+    elif kind == 'all_gather':
+        skips = [(2,), (0,)]
+    else:
+        skips = [((o + d) % k, (o + 2 * d) % k) for d in (1, -1) for o in range(k)]
+    return [[len(s) * total - sum(chunk[(i + j) % k] for j in s) for i in range(k)] for s in skips]
+
+
 BYTES_CASES = [dict(k=k, size=size) for size in (1, 2, 3, 5, 8, 13, 40, 100) for k in range(1, 9)]
 
 
 def law_bytes_match_the_formula(fn, k, size, kind='naive'):
     """Notebook 04: every transfer goes through ``send``, and each device sends the bytes of the cost
-    formula (naive: (k-1)N from device 0, N from the others; ring: 2(k-1)/k N, in chunks); the bytes
-    received add up to the bytes sent."""
+    formula (naive: (k-1)N from device 0, N from the others; ring: 2(k-1)/k N, in chunks, in either
+    direction round the ring); the bytes received add up to the bytes sent."""
     from helpers.comm import CommStats
+    from helpers.costmodel import naive_bytes_per_device
     if kind != 'naive' and size < k:
         return
     stats = CommStats()
     fn([nd.ones(size, ctx=c) for c in CPU[:k]], send=stats.send)
     want, got = _bytes_formula(kind, k, size, 4), stats.per_device(CPU[:k])
-    if got != want or sum(stats.received.values()) != sum(stats.sent.values()):
-        why = ('no byte went through send(): call send(x, to) for every copy' if not any(got) and any(want)
-               else None)
-        raise Broken(f'bytes sent by each device, {size} float32 elements on {k} devices', expected=str(want),
-                     got=str(got), why=why)
+    if got not in _ring_schedules(kind, k, size, 4) or sum(stats.received.values()) != sum(stats.sent.values()):
+        why = ('no byte went through send(): call send(x, to) for every copy' if not any(got) and any(want) else
+               f'these are the naive algorithm\'s bytes: device 0 sends (k-1) N ({k - 1} times {4 * size} bytes)'
+               if kind == 'ring' and got == naive_bytes_per_device(k, size, 4) else
+               f'the devices sent {sum(got)} bytes in all, the {kind.replace("_", "-")} {sum(want)}: '
+               + ('each device sends k-1 chunks in the reduce-scatter and k-1 in the all-gather, one per step, no more'
+                  if kind == 'ring' else 'each device sends k-1 chunks, one per step, no more'
+                  if kind != 'naive' else 'device 0 sends the sum to each of the k-1 others once')
+               if sum(got) != sum(want) else
+               'each device sends every chunk but one in each half of the ring, so its bytes are the array\'s less '
+               'the chunks it skips' if kind != 'naive' else None)
+        raise Broken(f'bytes sent by each device, {size} float32 element{"s" * (size != 1)} on {k} '
+                     f'device{"s" * (k != 1)}', expected=str(want), got=str(got), why=why)
 
 
 BAD_INPUTS = ['empty list', 'single array', 'shapes', 'dtypes', 'numpy', 'empty arrays']
@@ -212,7 +257,7 @@ def law_ring_refuses_fewer_elements_than_devices(fn, k):
     (ValueError), before any copy."""
     arrays = [nd.ones(k - 1, ctx=c) for c in CPU[:k]]
     if not _refuses(lambda: fn(arrays), ValueError, f'at least {k} elements'):
-        raise Broken(f'{k - 1} elements on {k} devices must be refused', expected='ValueError: ... at least '
+        raise Broken(f'{_n(k - 1, "element")} on {k} devices must be refused', expected='ValueError: ... at least '
                      f'{k} elements', got='another outcome',
                      why='keep the guard line `k = checks.arrays(arrays, min_size=len(arrays))`')
     if any((a.asnumpy() != 1).any() for a in arrays):
@@ -276,7 +321,7 @@ def law_dispatch(fn, k, size, threshold, ring):
         table.update(saved)
     want = 2 * k * (k - 1) if ring else 2 * (k - 1)
     if stats.messages != want:
-        raise Broken(f'{k} devices, {size} elements, RING_MIN_ELEMENTS["cpu"] = {threshold}',
+        raise Broken(f'{_n(k, "device")}, {size} elements, RING_MIN_ELEMENTS["cpu"] = {threshold}',
                      expected=f'{"the ring" if ring else "the naive algorithm"}: {want} transfers through send',
                      got=f'{stats.messages} transfers',
                      why='the ring for k >= 2 and arrays of at least RING_MIN_ELEMENTS[device type] elements (None: '
@@ -308,6 +353,10 @@ def law_copy_to(copy_to, shape, dtype, into):
         raise Broken('copy_to changed the array it sends')
 
 
+def _bytes_words(k, size):
+    return f'{size} float32 element{"s" * (size != 1)} on {k} device{"s" * (k != 1)}'
+
+
 def _allreduce_laws(kind):
     ring = kind == 'ring'
     return [
@@ -315,13 +364,13 @@ def _allreduce_laws(kind):
             'equal to and not divisible by k, float32 and float64)',
             lambda fn, **case: law_allreduce_sums(fn, kind=kind, **case), _allreduce_cases(min_size_k=ring),
             _case_words),
-        Law(f'every transfer goes through send, and each device sends the bytes of the {kind} formula',
-            lambda fn, **case: law_bytes_match_the_formula(fn, kind=kind, **case), BYTES_CASES,
-            lambda k, size: f'{size} float32 elements on {k} devices'),
+        Law(f'every transfer goes through send, and each device sends the bytes of the {kind} formula'
+            + (' (a ring to the right or to the left)' if ring else ''),
+            lambda fn, **case: law_bytes_match_the_formula(fn, kind=kind, **case), BYTES_CASES, _bytes_words),
         Law('bad input refused before any copy', law_refuses_bad_input, [dict(bad=b) for b in BAD_INPUTS],
             lambda bad: f'bad input: {bad}'),
     ] + ([Law('fewer elements than devices refused', law_ring_refuses_fewer_elements_than_devices,
-              [dict(k=k) for k in range(2, 9)], lambda k: f'{k - 1} elements on {k} devices')] if ring else [])
+              [dict(k=k) for k in range(2, 9)], lambda k: f'{_n(k - 1, "element")} on {k} devices')] if ring else [])
 
 
 @lesson('helpers.comm.copy_to', hint='one line: x.copyto(...)')
@@ -350,9 +399,9 @@ def check_reduce_scatter():
             _case_words),
         Law('every transfer goes through send; each device sends all chunks but one',
             lambda fn, **case: law_bytes_match_the_formula(fn, kind='reduce_scatter', **case), BYTES_CASES,
-            lambda k, size: f'{size} float32 elements on {k} devices'),
+            _bytes_words),
         Law('fewer elements than devices refused', law_ring_refuses_fewer_elements_than_devices,
-            [dict(k=k) for k in range(2, 9)], lambda k: f'{k - 1} elements on {k} devices'),
+            [dict(k=k) for k in range(2, 9)], lambda k: f'{_n(k - 1, "element")} on {k} devices'),
     ]
 
 
@@ -364,7 +413,7 @@ def check_all_gather():
             law_all_gather_copies, _allreduce_cases(min_size_k=True), _case_words),
         Law('every transfer goes through send; each device sends all chunks but one',
             lambda fn, **case: law_bytes_match_the_formula(fn, kind='all_gather', **case), BYTES_CASES,
-            lambda k, size: f'{size} float32 elements on {k} devices'),
+            _bytes_words),
     ]
 
 
@@ -381,7 +430,8 @@ def check_allreduce():
     return [
         Law('picks the ring from RING_MIN_ELEMENTS on (k >= 2), the naive algorithm otherwise, and sums',
             law_dispatch, DISPATCH_CASES,
-            lambda k, size, threshold, ring: f'{k} devices, {size} elements, RING_MIN_ELEMENTS["cpu"] = {threshold}'),
+            lambda k, size, threshold, ring: f'{_n(k, "device")}, {size} elements, RING_MIN_ELEMENTS["cpu"] = '
+                                             f'{threshold}'),
         Law('in place, every device ends with NumPy\'s sum, identical bits on every device',
             law_allreduce_sums, _allreduce_cases(), _case_words),
     ]

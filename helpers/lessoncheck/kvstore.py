@@ -4,7 +4,7 @@ same laws.
 """
 import numpy as np
 
-from helpers.lessoncheck.machinery import Broken, Law, _refuses, lesson
+from helpers.lessoncheck.machinery import Broken, Law, _n, _refuses, lesson
 
 __all__ = ['check_merge_buffer_owners', 'law_merge_owners_greedy', 'law_merge_owners_balanced', 'MERGE_CASES',
            'BALANCE_CASES', 'law_merge_owners_refuses_bad_input']
@@ -39,13 +39,9 @@ def law_merge_owners_greedy(merge_buffer_owners, sizes, k):
         return
     why = None
     if not isinstance(got, list) or len(got) != len(sizes):
-        why = f'one device per key, in the order of the keys: a list of {len(sizes)} devices'
-    elif got == [i % k for i in range(len(sizes))] or got == _owners_of(_in_key_order(sizes, k), len(sizes)):
-        turn, order = got == [i % k for i in range(len(sizes))], got == _owners_of(_in_key_order(sizes, k), len(sizes))
-        why = ('the keys were ' + ' and '.join(w for w, yes in (('placed in key order', order),
-                                                                 ('dealt out in turn (round robin)', turn)) if yes)
-               + '; place the largest key first (sort by size, largest first), each on the device that holds the '
-                 'fewest elements so far')
+        why = f'one device per key, in the order of the keys: a list of {_n(len(sizes), "device")}'
+    elif _rule_of(merge_buffer_owners):
+        why = _rule_of(merge_buffer_owners)
     else:
         for rank, (key, load, device) in enumerate(placed):
             if got[key] != device:
@@ -54,6 +50,50 @@ def law_merge_owners_greedy(merge_buffer_owners, sizes, k):
                        '(ties: the lowest device)')
                 break
     raise Broken(f'merge_buffer_owners({list(sizes)}, {k})', expected=str(want), got=str(got), why=why)
+
+
+def _fewest_keys(sizes, k):
+    """Largest key first, each on the device that holds the fewest *keys* so far."""
+    count, placed = [0] * k, []
+    for key in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        device = min(range(k), key=lambda d: (count[d], d))
+        placed.append((key, None, device))
+        count[device] += 1
+    return placed
+
+
+def _smallest_first(sizes, k):
+    load, placed = [0] * k, []
+    for key in sorted(range(len(sizes)), key=lambda i: (sizes[i], i)):
+        device = min(range(k), key=lambda d: (load[d], d))
+        placed.append((key, None, device))
+        load[device] += sizes[key]
+    return placed
+
+
+_LARGEST_FIRST = ('place the largest key first (sort by size, largest first), each on the device that holds the '
+                  'fewest elements so far')
+_WRONG_RULES = (
+    ('the keys were dealt out in turn (round robin); ' + _LARGEST_FIRST,
+     lambda sizes, k: [(i, None, i % k) for i in range(len(sizes))]),
+    ('each key went to the device that holds the fewest keys: the rule counts elements, not keys (load[device] += '
+     'the key\'s size)', _fewest_keys),
+    ('the keys were placed in key order; ' + _LARGEST_FIRST, lambda sizes, k: _in_key_order(sizes, k)),
+    ('the smallest key was placed first; ' + _LARGEST_FIRST, _smallest_first))
+
+
+def _rule_of(merge_buffer_owners):
+    """Why ``merge_buffer_owners`` is wrong, when it follows one wrong rule on every case of MERGE_CASES
+    (one case can fit several), or None."""
+    for words, rule in _WRONG_RULES:
+        try:
+            if all(list(merge_buffer_owners(list(c['sizes']), c['k'])) == _owners_of(rule(c['sizes'], c['k']),
+                                                                                    len(c['sizes']))
+                   for c in MERGE_CASES):
+                return words
+        except Exception:
+            return None
+    return None
 
 
 def _in_key_order(sizes, k):

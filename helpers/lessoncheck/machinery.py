@@ -1,11 +1,13 @@
 """The machinery of :mod:`helpers.lessoncheck` (notebooks 03-13): a :class:`Law`, what a broken one
 raises (:class:`Broken`), the sweep (:func:`run`) and its :class:`Report`, the registry of checks
 (:func:`lesson`, :data:`CHECKS`, :func:`find`, :func:`verify`), and what every room's laws share: the
-CPU stand-ins they run on, notebooks 05-12's toy problem (:func:`tiny_data`), values in words.
+CPU stand-ins they run on, notebooks 05-13's toy problem (:func:`tiny_data`), values in words.
 """
+import contextlib
 import sys
 import time
 import traceback
+import warnings
 
 import numpy as np
 import mxnet as mx
@@ -66,7 +68,8 @@ class Report:
 
     @property
     def ok(self):
-        return self.broken is None and self.not_written is None
+        """Passed: no law broken, the function written, and at least one case tried."""
+        return self.broken is None and self.not_written is None and self.cases > 0
 
     @property
     def cases(self):
@@ -85,8 +88,12 @@ class Report:
             if self.passed:
                 lines.append('  passed before it: ' + '; '.join(f'{law.says} ({n} cases)' for law, n, _ in self.passed))
             return '\n'.join(lines)
-        lines = [f'✓ {self.name}: {len(self.passed)} law{"s" * (len(self.passed) != 1)} hold on all '
-                 f'{self.cases} cases tried ({self.seconds:.1f} s)']
+        if not self.cases:
+            return (f'✗ {self.name}: no case was tried, so nothing is shown: a check passes only on the cases it '
+                    f'tried ({len(self.passed)} law{"s" * (len(self.passed) != 1)}, 0 cases)')
+        laws = len(self.passed)
+        lines = [f'✓ {self.name}: {laws} law{"s" * (laws != 1)} hold{"s" * (laws == 1)} on '
+                 f'{"all " * (self.cases != 1)}{self.cases} case{"s" * (self.cases != 1)} tried ({self.seconds:.1f} s)']
         lines += [f'  ✓ {law.says} ({n} case{"s" * (n != 1)})' for law, n, _ in self.passed]
         return '\n'.join(lines)
 
@@ -95,10 +102,14 @@ class Report:
 
 
 def _where(tb):
-    """The last line of the reader's own code in a traceback (not helpers', MXNet's or Python's)."""
-    frames = traceback.extract_tb(tb)
-    own = [f for f in frames if not any(part in f.filename for part in
-                                        ('/helpers/', 'site-packages', '/lib/python', '<frozen'))]
+    """The last line of the reader's own code in a traceback (not helpers', MXNet's -- whose generated
+    operator functions live in ``"<string>"`` -- or Python's)."""
+    from helpers.lessoncheck.guard import kind_of
+    frames, kinds = traceback.extract_tb(tb), []
+    while tb is not None:
+        kinds.append(kind_of(tb.tb_frame))
+        tb = tb.tb_next
+    own = [f for f, kind in zip(frames, kinds) if kind == 'reader']
     f = (own or frames)[-1]
     return f.name, (f.line or '').strip()
 
@@ -109,7 +120,9 @@ def _message(e):
     if not lines:
         return ''
     line = lines[-1] if isinstance(e, mx.base.MXNetError) else lines[0]
-    return line[:300]
+    prefix = f'{type(e).__name__}: '
+    return (line[len(prefix):] if line.startswith(prefix) else line)[:300]      # not 'MXNetError: MXNetError: ...'
+
 
 
 def _method_qualname(frame):
@@ -144,9 +157,12 @@ def _unwritten(tb, name, fn):
             f'write {owner} first.')
 
 
-def run(name, fn, laws):
+def run(name, fn, laws, qualname=None):
     """Sweep ``laws`` over ``fn``, smallest case first; stop at the first failure (notebooks 03-13).
-    Returns a :class:`Report`; prints and raises nothing."""
+    With ``qualname`` (the lesson's), ``fn`` must be the reader's own: not the installed lesson, and
+    calling it fails (:mod:`helpers.lessoncheck.guard`); a function that changes the check while it
+    runs fails too. Returns a :class:`Report`; prints and raises nothing."""
+    from helpers.lessoncheck.guard import changed, not_the_lesson, refused_reference, snapshot
     report = Report(name)
     start = time.perf_counter()
     if not callable(fn):
@@ -154,11 +170,42 @@ def run(name, fn, laws):
         report.broken = Broken(f'check_{name} takes your function, e.g. check_{name}({name}), '
                                f'got {type(fn).__name__}')
         return report
+    copied = not_the_lesson(fn, qualname) if qualname else None
+    if copied:
+        report.law, report.case = Law('it is your own function', None, [], None), f'the {name} given'
+        report.broken = Broken(f'{name} is not yours: {copied}',
+                               why=f'write {name} yourself in its cell (it keeps the signature and the docstring), '
+                                   'run that cell, then this check')
+        return report
+    before, calls = snapshot(), []
+    with refused_reference(qualname, calls, _refused) if qualname else contextlib.nullcontext():
+        _sweep(report, name, fn, laws, calls)
+    touched = changed(before)
+    if touched and report.broken is None and report.not_written is None:
+        report.law, report.case = Law('it leaves the check alone', None, [], None), 'the whole check'
+        report.broken = Broken(f'{name} changed what the check relies on: {", ".join(touched)}',
+                               why='a function that rewrites the check or what it compares with proves nothing')
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _refused(label, where):
+    """What a call of the installed lesson from the reader's code raises (:func:`run`)."""
+    return Broken(f'it calls the series\' own {label} ({where})',
+                  why='the check tries your own code: write the body yourself (the cell keeps the signature and the '
+                      'docstring), do not call the lesson that is installed')
+
+
+def _sweep(report, name, fn, laws, calls):
     for law in laws:
         began, n = time.perf_counter(), 0
         for case in law.cases:
             try:
-                law.test(fn, **case)
+                with warnings.catch_warnings():       # a warning would print to stderr, which nbgrader fails
+                    warnings.simplefilter('ignore')
+                    law.test(fn, **case)
+                if calls:
+                    raise calls[0]
             except Broken as b:
                 report.law, report.case, report.broken = law, law.case_words(**case), b
             except NotImplementedError:
@@ -168,30 +215,31 @@ def run(name, fn, laws):
                 report.law, report.case = law, law.case_words(**case)
                 report.broken = Broken(f'{name} raised {type(e).__name__}: {_message(e)}',
                                        why=f'in {where}: `{line}`' if line else None)
-            if not report.ok:
-                report.seconds = time.perf_counter() - start
-                return report
+                if calls:                    # it called the lesson and caught what that raised
+                    report.broken = calls[0]
+            if report.broken is not None or report.not_written is not None:
+                return
             n += 1
         report.passed.append((law, n, time.perf_counter() - began))
-    report.seconds = time.perf_counter() - start
-    return report
 
 
 CHECKS = {}          # 'helpers.module.name' -> check_name: the lessons that have a check
 
 
-def lesson(qualname, hint, points=1):
+def lesson(qualname, hint, points=1, methods=None):
     """Register ``check_<name>``, a function returning the laws of lesson ``qualname``, as the check
     of that lesson (notebooks 03-13; ``tools/assignments.py`` reads :data:`CHECKS`): the decorated
     name becomes ``check_<name>(fn)``, which prints a report or raises :class:`CheckFailed`.
-    ``hint``: the one line the stub in the student edition keeps; ``points``: nbgrader's points."""
+    ``hint``: the one line the stub in the student edition keeps; ``points``: nbgrader's points;
+    ``methods``: for a lesson class, the methods that are the exercise (default: every method), the
+    others kept as written."""
     def register(laws):
         name = qualname.rpartition('.')[2]
         if laws.__name__ != f'check_{name}':
             raise ValueError(f'the check of {qualname} must be named check_{name}, not {laws.__name__}')
 
         def check(fn):
-            report = run(name, fn, laws())
+            report = run(name, fn, laws(), qualname)
             if report.ok:
                 print(report.text())
                 return None
@@ -204,6 +252,7 @@ def lesson(qualname, hint, points=1):
         check.__doc__ = laws.__doc__
         check.__module__ = laws.__module__
         check.lesson, check.hint, check.points, check.laws = qualname, hint, points, laws
+        check.methods = tuple(methods) if methods else None
         CHECKS[qualname] = check
         return check
     return register
@@ -238,7 +287,7 @@ def verify(qualname, fn):
     if check is None:
         raise ValueError(f'qualname (a lesson) must name a lesson with a check, e.g. '
                          f'{next(iter(CHECKS))!r}, got {qualname!r}')
-    return run(qualname.rpartition('.')[2], fn, check.laws())
+    return run(qualname.rpartition('.')[2], fn, check.laws(), check.lesson)
 
 
 def _show_replay(replay):
@@ -274,6 +323,11 @@ def _refuses(call, error, match=None):
     except error as e:
         return match is None or match in str(e)
     return False
+
+
+def _n(count, noun, plural=None):
+    """``'1 device'``, ``'2 devices'``: a count and its noun, in the right number."""
+    return f'{count} {noun if count == 1 else plural or noun + "s"}'
 
 
 def _devices_words(values):

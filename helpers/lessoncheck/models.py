@@ -5,7 +5,7 @@ import numpy as np
 import mxnet as mx
 from mxnet import nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, _n, lesson, tiny_data
 
 __all__ = ['check_init_lenet_params', 'check_lenet_scratch', 'check_replicate_params', 'law_init_lenet_params',
            'law_lenet_like_gluon', 'law_replicate_params']
@@ -13,8 +13,9 @@ __all__ = ['check_init_lenet_params', 'check_lenet_scratch', 'check_replicate_pa
 
 def law_init_lenet_params(init_lenet_params, seed):
     """Notebook 05: LeNet's 10 parameters with LENET_SHAPES' shapes, float32 on the CPU, biases zero,
-    weights within the Xavier bound sqrt(6 / (fan_in + fan_out)); the same seed gives the same bits,
-    another seed other weights."""
+    weights drawn uniformly from ±sqrt(6 / (fan_in + fan_out)) (Xavier): within the bound, with the
+    spread of that uniform distribution, bound / sqrt(3), to 20 %, and a mean near 0; the same seed
+    gives the same bits, another seed other weights."""
     from helpers.models import LENET_SHAPES
     a, b, c = init_lenet_params(seed), init_lenet_params(np.int64(seed)), init_lenet_params(seed + 1)
     if [tuple(p.shape) for p in a] != [shape for _, shape in LENET_SHAPES]:
@@ -32,11 +33,38 @@ def law_init_lenet_params(init_lenet_params, seed):
         else:
             fan_in, fan_out = int(np.prod(p.shape[1:])), p.shape[0] * int(np.prod(p.shape[2:]))
             bound = np.sqrt(6 / (fan_in + fan_out))
-            if np.abs(p.asnumpy()).max() > bound:
+            w = p.asnumpy().astype(np.float64)
+            if np.abs(w).max() > bound:
                 raise Broken(f'{name} must lie within ±{bound:.4f} (Xavier)',
-                             got=f'largest |w| {np.abs(p.asnumpy()).max():.4f}')
+                             got=f'largest |w| {np.abs(w).max():.4f}',
+                             why=_init_why(w, bound, fan_in, fan_out))
+            # uniform on ±bound: spread bound / sqrt(3); for n of them the sample's spread is within 20 % of it
+            # with certainty (its relative standard error is about 0.45 / sqrt(n), n >= 150 here)
+            spread = float(w.std())
+            if not abs(spread / (bound / np.sqrt(3)) - 1) < 0.2 or abs(float(w.mean())) > 0.2 * bound:
+                raise Broken(f'{name} ({w.size} weights) must be drawn uniformly from ±{bound:.4f} (Xavier)',
+                             expected=f'a spread (standard deviation) of bound / sqrt(3) = {bound / np.sqrt(3):.4f}, '
+                                      f'mean 0',
+                             got=f'a spread of {spread:.4f}, mean {float(w.mean()):.4f}, largest |w| '
+                                 f'{np.abs(w).max():.4f}', why=_init_why(w, bound, fan_in, fan_out))
             if np.array_equal(p.asnumpy(), r.asnumpy()):
                 raise Broken(f'{name}: seeds {seed} and {seed + 1} gave the same values')
+
+
+def _init_why(w, bound, fan_in, fan_out):
+    """What a wrong initialiser drew, in words (or None)."""
+    spread, top = float(w.std()), float(np.abs(w).max())
+    for words, want in ((f'sqrt(2 / (fan_in + fan_out)) = {np.sqrt(2 / (fan_in + fan_out)):.4f} as the bound',
+                         np.sqrt(2 / (fan_in + fan_out)) / np.sqrt(3)),
+                        ('a normal distribution of spread 0.01', 0.01), ('a normal distribution of spread 1', 1.0)):
+        if abs(spread / want - 1) < 0.2:
+            return (f'these weights look drawn with {words}: Xavier-uniform draws from the uniform distribution '
+                    f'on ±sqrt(6 / (fan_in + fan_out)) = ±{bound:.4f}, here fan_in {fan_in}, fan_out {fan_out}')
+    if top > bound and abs(spread / (bound / np.sqrt(3)) - 1) < 0.2:
+        return ('the spread is Xavier\'s, but some weights lie beyond the bound: draw uniformly '
+                '(rng.uniform(-bound, bound, shape)), not from a normal distribution')
+    return (f'rng.uniform(-bound, bound, shape) with bound = sqrt(6 / (fan_in + fan_out)) = {bound:.4f} '
+            f'(fan_in {fan_in}, fan_out {fan_out})')
 
 
 def law_lenet_like_gluon(lenet_scratch, seed, n):
@@ -84,7 +112,8 @@ def law_replicate_params(replicate_params, device):
 def check_init_lenet_params():
     """Check your ``init_lenet_params(seed)`` (notebook 05): shapes, float32, zero biases, Xavier bounds,
     determinism."""
-    return [Law('LENET_SHAPES, float32 on the CPU, zero biases, Xavier bounds, same seed same bits',
+    return [Law('LENET_SHAPES, float32 on the CPU, zero biases, weights uniform on the Xavier bounds, same seed same '
+                'bits',
                 law_init_lenet_params, [dict(seed=s) for s in (0, 1, 7)], lambda seed: f'seed {seed}')]
 
 
@@ -93,7 +122,7 @@ def check_lenet_scratch():
     """Check your ``lenet_scratch(X, params)`` (notebook 05) against Gluon's LeNet with the same weights."""
     return [Law("the logits of Gluon's LeNet with the same weights, on the input's device", law_lenet_like_gluon,
                 [dict(seed=s, n=n) for s, n in ((0, 1), (3, 4))],
-                lambda seed, n: f'{n} images, weights of seed {seed}')]
+                lambda seed, n: f'{_n(n, "image")}, weights of seed {seed}')]
 
 
 @lesson('helpers.models.replicate_params', hint='copyto(device), then attach_grad() on each copy')

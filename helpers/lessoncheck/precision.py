@@ -5,7 +5,7 @@ overflow. ``tests/test_precision.py`` calls the same laws.
 import numpy as np
 from mxnet import nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _devices_words, _fmt, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _devices_words, _fmt, _n, lesson, tiny_data
 
 __all__ = ['check_allreduce_fp16', 'check_next_scale', 'check_train_batch_fp16', 'FP16_CASES', 'law_fp16_sums',
            'law_fp16_bytes_are_half', 'FP16_BYTES_CASES', 'SCALE_CASES', 'law_next_scale', 'FP16_STEP_CASES',
@@ -33,11 +33,11 @@ def law_fp16_sums(allreduce_fp16, k, n, seed):
                          got=f'{np.dtype(g.dtype)} on {g.context}',
                          why='cast the sums back and copy them into the gradients: h.astype(g.dtype).copyto(g)')
     if k > 1 and all(np.array_equal(v, x) for v, x in zip(values, xs)):
-        raise Broken(f'nothing was summed ({k} devices, {n} element{"s" * (n > 1)})', expected=_fmt(exact),
+        raise Broken(f'nothing was summed ({_n(k, "device")}, {_n(n, "element")})', expected=_fmt(exact),
                      got=_devices_words(values),
                      why='astype makes a copy: allreduce the float16 copies, then copy the sums back into grads')
     if not np.allclose(values[0], exact, rtol=k * 2e-3, atol=k * 2e-3):
-        raise Broken(f'device 0 does not hold the sum ({k} devices, {n} element{"s" * (n > 1)})',
+        raise Broken(f'device 0 does not hold the sum ({_n(k, "device")}, {_n(n, "element")})',
                      expected=f'{_fmt(exact)} (to float16 rounding; the inputs: {_devices_words(xs)})',
                      got=_fmt(values[0]))
     if any(not np.array_equal(v, values[0]) for v in values):
@@ -75,7 +75,7 @@ def law_fp16_bytes_are_half(allreduce_fp16, k, n):
     why = ('no byte went through send: pass send on to allreduce' if not any(got) and any(want) else
            'the arrays travelled as float32: cast to float16 before the allreduce'
            if any(got == sent for sent, _ in full.values()) else None)
-    raise Broken(f'bytes sent by each device, {n} float32 elements on {k} devices',
+    raise Broken(f'bytes sent by each device, {_n(n, "float32 element")} on {_n(k, "device")}',
                  expected=f'{[b // 2 for b in want]} (half of allreduce\'s {want}), {messages} messages',
                  got=f'{got}, {half.messages} messages', why=why)
 
@@ -86,7 +86,8 @@ FP16_BYTES_CASES = [dict(k=k, n=n) for k in range(1, 9) for n in (k, 1001)]
 SCALE_CASES = [dict(updates=u, interval=i, scale=s) for u, i, s in (
     ([False], 2000, 1024.0), ([True], 2000, 1024.0), ([True, True, True], 3, 8.0), ([True, True, True, True], 2, 1.0),
     ([True, False, True, True], 2, 2.0 ** 16), ([True, True, False, True, True, True], 3, 4.0),
-    ([False, False, False], 5, 2.0 ** 24), ([True] * 7 + [False] + [True] * 3, 4, 0.5))]
+    ([False, False, False], 5, 2.0 ** 24), ([True] * 7 + [False] + [True] * 3, 4, 0.5),
+    ([True, True, False, True, True], 2, 2.0 ** 24), ([True, True, True], 1, 2.0 ** 40))]
 
 
 def _scale_rule(updates, interval, scale):
@@ -116,16 +117,26 @@ def law_next_scale(next_scale, updates, interval, scale):
                    f'double the scale after growth_interval ({interval}) good steps in a row, and start counting '
                    'again from 0' if want[step][0] != s else
                    'a good step keeps the scale and counts one more good step')
-            raise Broken(f'next_scale from scale {scale:g}, growth_interval {interval}',
+            raise Broken(f'next_scale from scale {_power(scale)}, growth_interval {interval}',
                          expected='; '.join(f'{"good" if u else "overflow"} -> {w}'
                                             for u, w in zip(updates[:step + 1], want)),
                          got='; '.join(history), why=why)
         s, good = got
-    default = (tuple(next_scale(64.0, True, 1998)), tuple(next_scale(64.0, True, 1999)))
-    if default != ((64.0, 1999), (128.0, 0)):
-        raise Broken('the default growth_interval is 2000 (MXNet\'s and PyTorch\'s)',
-                     expected='next_scale(64, True, 1998) == (64, 1999), next_scale(64, True, 1999) == (128, 0)',
-                     got=f'{default[0]}, {default[1]}')
+    want = ((64.0, 1999), (128.0, 0))
+    try:
+        default = (tuple(next_scale(64.0, True, 1998)), tuple(next_scale(64.0, True, 1999)))
+    except ValueError as e:                  # the guard refuses 1998 good steps of a smaller default interval
+        default = f'ValueError: {e}'
+    if default != want:
+        given = (tuple(next_scale(64.0, True, 1998, 2000)), tuple(next_scale(64.0, True, 1999, 2000)))
+        raise Broken('next_scale(64, True, 1998) and next_scale(64, True, 1999), with the default growth_interval',
+                     expected=f'{want[0]}, {want[1]}',
+                     got=default if isinstance(default, str) else f'{default[0]}, {default[1]}',
+                     why='the default growth_interval is 2000 (MXNet\'s and PyTorch\'s): growth_interval=2000 in the '
+                         'signature' if given == want else
+                         f'with growth_interval=2000 given too it returns {given[0]}, {given[1]}: after '
+                         'growth_interval good steps in a row the scale doubles, from any scale, however many steps '
+                         'that takes')
 
 
 # LeNet's float16 gradients overflow at a loss scale of 2**40, and not at 2**8
@@ -203,7 +214,7 @@ def check_next_scale():
     """Check your ``next_scale(scale, updated, good_steps, growth_interval)`` (notebook 13)."""
     return [Law('an overflow halves the scale and resets the count; growth_interval good steps in a row double it',
                 law_next_scale, SCALE_CASES,
-                lambda updates, interval, scale: f'scale {scale:g}, growth_interval {interval}, steps '
+                lambda updates, interval, scale: f'scale {_power(scale)}, growth_interval {interval}, steps '
                                                  + ', '.join('good' if u else 'overflow' for u in updates))]
 
 

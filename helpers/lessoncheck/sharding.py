@@ -8,7 +8,7 @@ import numpy as np
 import mxnet as mx
 from mxnet import autograd, nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, _message, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, _message, _n, lesson, tiny_data
 
 __all__ = ['check_train_batch_sharded', 'check_views_of', 'check_flat_replica', 'check_attach_flat_grad',
            'check_forward_backward', 'check_train_batch_replicated', 'SHARDED_CASES',
@@ -79,7 +79,7 @@ def law_sharded_state_is_one_chunk(train_batch_sharded, k, n):
                f'update(0, r.grads[b:e], r.weights[b:e]) with (b, e) = chunks[owner_chunk(i, k)]'
                if got[i] == 2 * size else
                'each device updates chunk owner_chunk(i, k), the one the reduce-scatter finished on it')
-        raise Broken(f'elements of Adam state per device after one step on {k} devices', expected=str(want),
+        raise Broken(f'elements of Adam state per device after one step on {_n(k, "device")}', expected=str(want),
                      got=str(got), why=why)
 
 
@@ -99,7 +99,7 @@ def law_sharded_bytes_are_one_ring_allreduce(train_batch_sharded, k, n=4):
         why = ('no byte went through send: pass send on to reduce_scatter and all_gather' if not any(got) else
                f'each device sent {got[0] / want[0]:.3g} times the ring\'s bytes: a reduce-scatter of the gradients '
                'and an all-gather of the weights, nothing more' if want[0] else None)
-        raise Broken(f'bytes sent by each device in one sharded step of {size} float32 weights on {k} devices',
+        raise Broken(f'bytes sent by each device in one sharded step of {size} float32 weights on {_n(k, "device")}',
                      expected=str(want), got=str(got), why=why)
 
 
@@ -242,9 +242,10 @@ def law_replicated_step_is_notebook_05s(train_batch_replicated, k, n, lr=0.125):
     operators take ``rescale_grad`` as float32, src/operator/optimizer_op-inl.h, exact for a power of
     two), the replicated step on flat replicas is notebook 05's step (float64, to 1e-12), every replica
     identical to the last bit; the ``sum_grads``
-    and ``send`` it is given do the summing: one ring allreduce's bytes with ``allreduce_ring``."""
-    from helpers.comm import CommStats, allreduce_ring
-    from helpers.costmodel import ring_bytes_per_device
+    and ``send`` it is given do the summing: one ring allreduce's bytes with ``allreduce_ring``, one
+    call and the naive allreduce's bytes with ``allreduce_naive``."""
+    from helpers.comm import CommStats, allreduce_naive, allreduce_ring, copy_to
+    from helpers.costmodel import naive_bytes_per_device, ring_bytes_per_device
     from helpers.models import init_lenet_params, replicate_params
     from helpers.sharding import make_replicas
     from helpers.train import train_batch_scratch
@@ -268,9 +269,31 @@ def law_replicated_step_is_notebook_05s(train_batch_replicated, k, n, lr=0.125):
     size = reps[0].weights.size
     ring = ring_bytes_per_device(k, size, 8) if k > 1 else [0]
     if stats.per_device(CPU[:k]) != ring:
-        raise Broken(f'with sum_grads=allreduce_ring, the bytes each device sends ({k} devices, {size} float64)',
+        raise Broken(f'with sum_grads=allreduce_ring, the bytes each device sends ({_n(k, "device")}, {size} float64)',
                      expected=str(ring), got=str(stats.per_device(CPU[:k])),
                      why='sum with the sum_grads given, passing send on: sum_grads([r.grads ...], send)')
+    # the same step with another sum_grads: it must be the one that sums
+    reps = make_replicas(params, CPU[:k])
+    updaters = [mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=lr, rescale_grad=1 / n)) for _ in range(k)]
+    stats, calls = CommStats(), []
+
+    def naive(arrays, send=copy_to):
+        calls.append(list(arrays))
+        return allreduce_naive(arrays, send)
+    train_batch_replicated(X, y, reps, CPU[:k], updaters, sum_grads=naive, send=stats.send)
+    given = [[id(a) for a in c] for c in calls]
+    if given != [[id(r.grads) for r in reps]]:
+        raise Broken(f'with sum_grads=allreduce_naive, the calls of sum_grads ({_n(k, "device")})',
+                     expected='one call, with every replica\'s flat gradient: sum_grads([r.grads for r in replicas], '
+                              'send)', got=f'{len(calls)} call{"s" * (len(calls) != 1)}'
+                                       + (', not with the flat gradients' if calls else ''),
+                     why='sum with the sum_grads argument, the one the caller chose, not an allreduce of your own '
+                         'choice')
+    naive_bytes = naive_bytes_per_device(k, size, 8) if k > 1 else [0]
+    if stats.per_device(CPU[:k]) != naive_bytes:
+        raise Broken(f'with sum_grads=allreduce_naive, the bytes each device sends ({_n(k, "device")}, {size} float64)',
+                     expected=str(naive_bytes), got=str(stats.per_device(CPU[:k])),
+                     why='pass send on: sum_grads([r.grads ...], send), and send nothing else')
 
 
 def _flat_words(shapes, device):

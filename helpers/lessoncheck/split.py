@@ -5,7 +5,7 @@ examples. ``tests/test_split.py`` calls the same laws on the lessons of ``helper
 import numpy as np
 from mxnet import gluon, nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _refuses, lesson
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _n, _refuses, lesson
 
 __all__ = ['check_shard_sizes', 'check_shard_bounds', 'check_split_and_load', 'check_split_batch',
            'law_split_like_gluon', 'WEIGHTED_CASES', 'law_sizes_near_shares', 'law_sizes_equal_weights_like_gluon',
@@ -111,7 +111,8 @@ def law_sizes_equal_weights_like_gluon(shard_sizes, n, k, scale):
     for weights in (None, [scale] * k):
         got = shard_sizes(n, k, weights)
         if list(got) != want:
-            raise Broken(f'{n} examples on {k} devices, weights {weights}', expected=str(want), got=str(list(got)),
+            raise Broken(f'{_n(n, "example")} on {_n(k, "device")}, weights {weights}', expected=str(want),
+                         got=str(list(got)),
                          why='with equal weights every remainder is equal: the ties go to the lowest devices')
 
 
@@ -256,4 +257,4 @@ def check_split_batch():
     on its device; X and y of different lengths refused."""
     return [Law('every label goes with its example, to the same device; different lengths refused',
                 law_labels_follow_examples, LABEL_CASES,
-                lambda n, k, weights: f'{n} examples on {k} devices, weights {weights}')]
+                lambda n, k, weights: f'{_n(n, "example")} on {_n(k, "device")}, weights {weights}')]

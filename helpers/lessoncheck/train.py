@@ -5,7 +5,7 @@ Gluon's step like one device's. ``tests/test_train.py`` calls the same laws.
 import numpy as np
 from mxnet import autograd, gluon, nd
 
-from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, lesson, tiny_data
+from helpers.lessoncheck.machinery import Broken, CPU, Law, _fmt, _n, lesson, tiny_data
 
 __all__ = ['check_sgd', 'check_train_batch_scratch', 'check_evaluate_accuracy', 'check_train_batch', 'SGD_CASES',
            'law_sgd_formula', 'STEP_CASES', 'law_step_is_sgd_on_the_batch', 'law_replicas_stay_identical',
@@ -16,30 +16,47 @@ SGD_CASES = [dict(lr=lr, batch_size=b, seed=s) for s, (lr, b) in
              enumerate(((0.1, 1), (0.1, 7), (1.0, 64), (1e-4, 512), (10.0, 3), (0.5, 256)))]
 
 
+_SGD_PARAMS = (((3, 4), 1), ((5,), 2), ((2, 2, 2), 0))      # shapes and devices: several, each on its own
+
+
 def law_sgd_formula(sgd, lr, batch_size, seed):
-    """Notebook 05: ``sgd(params, lr, batch_size)`` sets every parameter to w - lr * grad / batch_size,
-    in place (the same array, on its own device)."""
+    """Notebook 05: ``sgd(params, lr, batch_size)`` sets every parameter of the list (here three, of
+    different shapes, on different devices) to w - lr * grad / batch_size, in place (the same array, on
+    its own device)."""
     rng = np.random.default_rng(seed)
-    w, g = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
-    p = nd.array(w, dtype='float64', ctx=CPU[1])
-    p.attach_grad()
-    p.grad[:] = nd.array(g, dtype='float64', ctx=CPU[1])
-    before = p
-    sgd([p], lr, batch_size)
-    want = w - lr * g / batch_size
-    got = p.asnumpy()
-    if p is not before or p.context != CPU[1]:
+    ws = [rng.normal(size=shape) for shape, _ in _SGD_PARAMS]
+    gs = [rng.normal(size=shape) for shape, _ in _SGD_PARAMS]
+    params = []
+    for w, g, (_, d) in zip(ws, gs, _SGD_PARAMS):
+        p = nd.array(w, dtype='float64', ctx=CPU[d])
+        p.attach_grad()
+        p.grad[:] = nd.array(g, dtype='float64', ctx=CPU[d])
+        params.append(p)
+    given = list(params)
+    sgd(params, lr, batch_size)
+    if [id(p) for p in params] != [id(p) for p in given]:
         raise Broken('sgd must update the parameters in place', why='write p -= ..., not p = p - ...')
-    if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+    for i, (p, w, g, (shape, d)) in enumerate(zip(params, ws, gs, _SGD_PARAMS)):
+        want = w - lr * g / batch_size
+        got = p.asnumpy()
+        if p.context != CPU[d]:
+            raise Broken(f'parameter {i} must stay on {CPU[d]}', got=str(p.context), why='update it in place')
+        if np.allclose(got, want, rtol=1e-12, atol=1e-12):
+            continue
         step, need = (got - w).reshape(-1), (want - w).reshape(-1)
         ratio = float(np.dot(step, need) / np.dot(need, need))
-        why = ('the parameter did not change: update it in place (p -= ...; `p = p - ...` only renames p)'
+        untouched = [j for j, (q, v) in enumerate(zip(params, ws)) if np.array_equal(q.asnumpy(), v)]
+        why = (f'parameter {i} did not change, while parameter{"s" * (i > 1)} {", ".join(map(str, range(i)))} '
+               f'did: update every parameter of the list (a return inside the loop stops after the first)'
+               if i > 0 and not step.any() and not set(range(i)) & set(untouched) else
+               'the parameter did not change: update it in place (p -= ...; `p = p - ...` only renames p)'
                if not step.any() else
                f'the step is {ratio:.4g} times the right one: divide by the batch size ({batch_size})'
                if np.isclose(ratio, batch_size) and batch_size != 1 else
                'the step goes up the gradient: subtract it' if np.isclose(ratio, -1) else
                f'the step is {ratio:.4g} times the right one')
-        raise Broken('the parameter after sgd', expected=_fmt(want), got=_fmt(got), why=why)
+        raise Broken(f'parameter {i} (shape {shape}, on {CPU[d]}) after sgd of {len(params)} parameters',
+                     expected=_fmt(want), got=_fmt(got), why=why)
 
 
 STEP_CASES = [dict(k=k, n=n) for k, n in ((1, 9), (2, 9), (3, 10), (4, 33), (8, 33))]
@@ -77,13 +94,18 @@ def law_step_is_sgd_on_the_batch(train_batch_scratch, k, n, lr=0.1, seed=0):
             ratio = float(np.dot(step, need) / np.dot(need, need))
             from helpers.split import shard_sizes
             shards = shard_sizes(n, k)
+            apart = k > 1 and any(max(float(np.abs(p.asnumpy() - q.asnumpy()).max()) for p, q in zip(r, reps[0])) > 0
+                                  for r in reps[1:])
+            power = next((j for j in (1, 2) if k > 1 and np.isclose(ratio, k ** -j, rtol=1e-3)), None)
             why = (f'the weights moved {ratio:.3g} times as far as one SGD step: divide the summed gradient by the '
                    f'batch size ({n})' if np.isclose(ratio, n, rtol=1e-3) and n > 1 else
                    f'the weights moved {ratio:.3g} times as far: divide by the whole batch ({n}), not a shard'
                    if any(np.isclose(ratio, n / s, rtol=1e-3) for s in shards) and k > 1 else
-                   f'the step is {ratio:.3g} of the right one: each device used only its own shard\'s gradient; '
-                   f'sum the gradients across devices (allreduce) before the update'
-                   if k > 1 and ratio < 0.99 else
+                   'the replicas differ from each other: each device used only its own shard\'s gradient; sum the '
+                   'gradients across devices (allreduce) before the update' if apart else
+                   f'the weights moved 1/{k ** power} of one SGD step: the allreduce already makes the sum of the '
+                   f'whole batch\'s gradient, so divide by the batch size ({n}) once, not by the number of devices '
+                   f'({k}){" too" if power == 1 else " twice"}' if power else
                    f'the step is {ratio:.3g} times the right one' if np.isfinite(ratio) else None)
             raise Broken(f'replica {i} after one step differs from one SGD step on the whole batch by {gap:.2g}',
                          expected=f'fc3.bias = {_fmt(want[-1])}', got=f'fc3.bias = {_fmt(replica[-1].asnumpy())}',
@@ -119,17 +141,34 @@ def law_replicas_stay_identical(train_batch_scratch, k, steps=2, lr=0.1):
 
 def law_accuracy_on_k_devices(evaluate_accuracy, k, n=70, batch_size=32):
     """Notebook 05: the accuracy over all batches (the last one smaller) on k devices equals the
-    accuracy computed on one device, with NumPy."""
+    accuracy computed on one device, with NumPy; every batch is split over the k devices
+    (``split_batch``), each shard evaluated on its own device."""
     from helpers.data import ArrayLoader
+    from helpers.split import shard_sizes
     Xn, yn = tiny_data(n, 2)
     W = np.random.default_rng(3).normal(size=(784, 10)).astype(np.float32)
-    net = lambda X: nd.dot(X.reshape((X.shape[0], -1)), nd.array(W, ctx=X.context))
+    calls = []
+
+    def net(X):
+        calls.append((X.context, X.shape[0]))
+        return nd.dot(X.reshape((X.shape[0], -1)), nd.array(W, ctx=X.context))
     want = float(((Xn.reshape(n, -1) @ W).argmax(axis=1) == yn).mean())
     got = evaluate_accuracy(net, ArrayLoader(Xn, yn, batch_size), CPU[:k])
     if not np.isclose(got, want, rtol=0, atol=1e-9):
-        raise Broken(f'{n} examples in batches of {batch_size} on {k} devices', expected=f'{want:.6f}',
+        raise Broken(f'{n} examples in batches of {batch_size} on {k} device{"s" * (k > 1)}', expected=f'{want:.6f}',
                      got=f'{got!r}', why='count the correct predictions of every shard of every batch, and divide '
                                          'by the number of examples seen')
+    batches = [min(batch_size, n - b) for b in range(0, n, batch_size)]
+    shards = [(CPU[i], s) for b in batches for i, s in enumerate(shard_sizes(b, k))]
+    if sorted(calls, key=str) != sorted(shards, key=str):
+        on = sorted({str(c) for c, _ in calls})
+        raise Broken(f'where the net ran: {n} examples in batches of {batch_size} on {_n(k, "device")}',
+                     expected=f'every batch split over {", ".join(map(str, CPU[:k]))}: shards of '
+                              f'{[s for _, s in shards]} examples', got=f'the net ran on {", ".join(on)}, on '
+                                                                      f'{[m for _, m in calls]} examples',
+                     why=('everything ran on one device: split each batch over the devices (split_batch) and '
+                          'evaluate each shard on its own device' if len(on) == 1 and k > 1 else
+                          'split each batch with split_batch(X, y, devices) and run the net once per shard'))
 
 
 GLUON_STEP_CASES = [dict(k=k, n=n) for k, n in ((2, 9), (3, 33))]
@@ -137,17 +176,30 @@ GLUON_STEP_CASES = [dict(k=k, n=n) for k, n in ((2, 9), (3, 33))]
 
 def law_gluon_step_like_one_device(train_batch, k, n, steps=2):
     """Notebook 06: two steps of ``train_batch`` on k devices take the step one device takes (to 1e-5),
-    every device's copy stays identical, and the Trainer divides by the whole batch."""
+    every device's copy stays identical, and the Trainer divides by the whole batch; each device runs
+    the forward pass on its own shard of the batch (``split_batch``), once per step."""
     from helpers.models import lenet
+    from helpers.split import shard_sizes
     Xn, yn = tiny_data(n, 4)
     X, y = nd.array(Xn), nd.array(yn, dtype='int32')
-    nets, trainers = {}, {}
+    nets, trainers, calls = {}, {}, []
     for devices in (CPU[:1], CPU[:k]):
         net = lenet(devices, seed=0)
+        if len(devices) == k:
+            net.register_forward_hook(lambda block, inputs, out: calls.append((inputs[0].context, inputs[0].shape[0])))
         trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
         for _ in range(steps):
             train_batch(net, X, y, trainer, devices)
         nets[len(devices)], trainers[len(devices)] = net, trainer
+    split = sorted(((CPU[i], s) for _ in range(steps) for i, s in enumerate(shard_sizes(n, k))), key=str)
+    if sorted(calls, key=str) != split:
+        on = sorted({str(c) for c, _ in calls})
+        raise Broken(f'where the forward pass ran in {steps} steps on {k} devices',
+                     expected=f'each step: shards of {shard_sizes(n, k)} examples on {", ".join(map(str, CPU[:k]))}',
+                     got=f'net ran on {", ".join(on) or "no device"}, on {[m for _, m in calls]} examples',
+                     why=('the whole batch ran on one device: split it (split_batch(X, y, devices)) and run net on '
+                          'every shard, each on its own device' if len(on) == 1 else
+                          'split the batch with split_batch(X, y, devices) and run net once per shard'))
     rescale = trainers[k]._optimizer.rescale_grad
     if not np.isclose(rescale, 1 / n):
         raise Broken('trainer.step must divide by the whole batch', expected=f'rescale_grad 1/{n}',
@@ -164,7 +216,8 @@ def law_gluon_step_like_one_device(train_batch, k, n, steps=2):
 @lesson('helpers.train.sgd', hint='in place, for every parameter: w - lr * grad / batch_size')
 def check_sgd():
     """Check your ``sgd(params, lr, batch_size)`` (notebook 05): w - lr * grad / batch_size, in place."""
-    return [Law('every parameter becomes w - lr * grad / batch_size, in place, on its own device', law_sgd_formula,
+    return [Law('every parameter of the list becomes w - lr * grad / batch_size, in place, on its own device',
+                law_sgd_formula,
                 SGD_CASES, lambda lr, batch_size, seed: f'lr = {lr}, batch_size = {batch_size}')]
 
 
@@ -184,12 +237,14 @@ def check_train_batch_scratch():
 @lesson('helpers.train.evaluate_accuracy', hint='count correct predictions per device; add once at the end; divide')
 def check_evaluate_accuracy():
     """Check your ``evaluate_accuracy(net, data_iter, devices)`` (notebook 05) against NumPy."""
-    return [Law('the accuracy of all batches (the last one smaller) on k devices equals NumPy\'s',
+    return [Law('the accuracy of all batches (the last one smaller) on k devices equals NumPy\'s; every batch is '
+                'split over the devices',
                 law_accuracy_on_k_devices, [dict(k=k) for k in (1, 2, 3, 4)], lambda k: f'{k} devices')]
 
 
 @lesson('helpers.train.train_batch', hint='split; forward/backward per device under autograd.record(); trainer.step')
 def check_train_batch():
     """Check your ``train_batch(net, X, y, trainer, devices)`` (notebook 06): k devices take the step of one."""
-    return [Law('k devices take the step one device takes, the copies stay identical, step divides by the batch',
+    return [Law('k devices take the step one device takes, each running its own shard; the copies stay identical, '
+                'step divides by the batch',
                 law_gluon_step_like_one_device, GLUON_STEP_CASES, lambda k, n: f'a batch of {n} on {k} devices')]

@@ -82,8 +82,52 @@ def _copy(package, parts, dest):
     return total
 
 
+# The speaker view (the notes plugin writes its page from a string in notes.js) fixed for WCAG 2.1 AA
+# (docs/accessibility.md): its two slide previews were iframes without a name (4.1.2), its timer's
+# "Click to Reset" a span that only a mouse could use (2.1.1) -- now a button, shown when it has the
+# focus --, its layout menu a select without a name (4.1.2) and without a visible focus (2.4.7), and
+# the timer's muted zeros at opacity 0.3 (2.1:1; 1.4.3): #767676 instead, 4.5:1. Each text must
+# occur exactly once in the pinned notes.js (a new reveal.js that changes it fails loudly, here,
+# rather than losing the fix).
+SPEAKER_VIEW = 'plugin/notes/notes.js'
+SPEAKER_VIEW_FIXES = [
+    ("currentSlide.setAttribute( 'width', 1280 );",
+     "currentSlide.setAttribute( 'title', 'The slide on screen' ); currentSlide.setAttribute( 'width', 1280 );"),
+    ("upcomingSlide.setAttribute( 'width', 640 );",
+     "upcomingSlide.setAttribute( 'title', 'The next slide' ); upcomingSlide.setAttribute( 'width', 640 );"),
+    ('<span class=\\"reset-button\\">Click to Reset</span>',
+     '<button type=\\"button\\" class=\\"reset-button\\">Reset the timer</button>'),
+    ('<select class=\\"speaker-layout-dropdown\\"></select>',
+     '<select class=\\"speaker-layout-dropdown\\" aria-label=\\"Layout of the speaker view\\"></select>'),
+    ('</head>',
+     '<style>.speaker-controls-time .reset-button { font: inherit; text-transform: none; background: none; '
+     'border: 0; padding: 0 2px; cursor: pointer; } .speaker-controls-time .reset-button:focus-visible '
+     '{ opacity: 1; outline: 3px solid #0b57d0; outline-offset: 2px; } '
+     '#speaker-layout:focus-within { outline: 3px solid #0b57d0; outline-offset: 2px; } '
+     '.speaker-controls-time span.mute { opacity: 1; color: #767676; }</style></head>'),
+]
+
+
+def fix_speaker_view(path):
+    """Apply :data:`SPEAKER_VIEW_FIXES` to a copy of notes.js (idempotent); ValueError if a text to
+    replace is not there exactly once."""
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    for old, new in SPEAKER_VIEW_FIXES:
+        if new in text:
+            continue
+        if text.count(old) != 1:
+            raise ValueError(f'{path}: expected {old!r} once, found it {text.count(old)} times '
+                             '(a new reveal.js? update tools/web/assets.py SPEAKER_VIEW_FIXES)')
+        text = text.replace(old, new)
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(text)
+
+
 def copy_reveal(dest):
-    return _copy('reveal.js', REVEAL, dest)
+    total = _copy('reveal.js', REVEAL, dest)
+    fix_speaker_view(os.path.join(dest, SPEAKER_VIEW))
+    return total
 
 
 def copy_mathjax2(dest):
