@@ -115,8 +115,8 @@ class StorageMeter:
 
 
 def in_fresh_process(function, *args, timeout=600):
-    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks
-    11-13). ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
+    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks 11-13).
+    ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
     the arguments must be JSON-able. A memory measurement needs a process where nothing was allocated
     before the meter started; a global switch such as ``mxnet.contrib.amp.init()`` must not change
     the notebook's own process."""
