@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import mxnet as mx
 
@@ -69,9 +70,10 @@ class StorageMeter:
 
     def _counters(self):
         found = None
-        for _ in range(10):                      # until a wait frees nothing more: an operator lets go of
-            gc.collect()                         # its arrays only after the engine counted it done, so
-            mx.nd.waitall()                      # a free can follow a wait (a copy's source, measured)
+        gc.collect()                             # arrays kept only by reference cycles are freed; then
+        for _ in range(10):                      # wait until a wait frees nothing more: an operator lets go
+            mx.nd.waitall()                      # of its arrays only after the engine counted it done, so a
+            time.sleep(0.02)                     # free can follow a wait (a copy's source, measured)
             mx.profiler.dump(finished=False)
             with open(self._path) as f:
                 text = f.read()

@@ -343,6 +343,7 @@ def measure_stages(cases, sizes, batch=8, seed=0):
     updaters are deleted; and ``peak``, the most the device held at any moment of the second step,
     everything included (the above, activations, gathered weights, messages in flight). Returns one
     ``{what: [bytes per device]}`` per case."""
+    import gc
     from helpers.memory import StorageMeter
     import mxnet as mx
     cases = checks.stage_cases(cases, STAGES + ('ZeRO-3 under autograd',))
@@ -355,6 +356,8 @@ def measure_stages(cases, sizes, batch=8, seed=0):
     X = nd.array(rng.standard_normal((batch, units[0].fan_in)), dtype='float32')
     y = nd.array(rng.integers(0, units[-1].fan_out, batch), dtype='float32')
     nd.waitall()
+    gc.collect()
+    gc.freeze()              # what exists now is never garbage: each read's gc.collect skips it (0.25 s -> ms)
     meter, results = StorageMeter(), []
     for k, stage in cases:
         devices = [mx.cpu(i) for i in range(k)]
