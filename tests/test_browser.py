@@ -695,7 +695,7 @@ def test_book_has_contents_figures_and_maths_offline(context):
 
     page.goto('file://' + os.path.join(html, 'notebooks', os.path.basename(path)[:-len('.ipynb')] + '.html'))
     if _has_maths(path):
-        page.locator('mjx-container').first.wait_for()
+        page.locator('mjx-container').first.wait_for(state='attached')   # in a closed aside: not visible
     images = _images_loaded(page, 'article img')
     assert len(images) >= md + png, f'expected {md} diagrams and {png} figures, found {images}'
     assert all(width > 0 for _, width in images), f'images that did not load: {images}'

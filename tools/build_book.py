@@ -121,7 +121,8 @@ def stage(src=SRC):
         shutil.copyfile(os.path.join(HERE, 'book', name), os.path.join(src, '_static', name))
     with open(os.path.join(src, '_toc.yml'), 'w') as f:
         f.write(toc())
-    return assets.copy_mathjax3(os.path.join(src, '_static', 'mathjax'))
+    os.makedirs(os.path.join(src, '_mathjax', '_static'))      # html_extra_path: see _config.yml
+    return assets.copy_mathjax3(os.path.join(src, '_mathjax', '_static', 'mathjax'))
 
 
 # pydata-sphinx-theme 0.15.4 -- on Python 3.9 and 3.10 the only one the newest sphinx-book-theme
