@@ -386,8 +386,8 @@ def check_Fetcher():
                 lambda k, prefetch: f'3 units on {k} device{"s" * (k > 1)}, prefetch={prefetch}')]
 
 
-@lesson('helpers.zero.ZeroLayer', hint='forward: fetch, dense, save inputs and outputs; backward: fetch, '
-                                       'dense_grads, reduce_scatter, return the shards\' chunks then the dxs')
+@lesson('helpers.zero.ZeroLayer', hint='forward: fetch, dense, save xs, ys; backward: fetch, dense_grads, '
+                                       'reduce_scatter, chunks, dxs')
 def check_ZeroLayer():
     """Check your ``ZeroLayer(unit, j, fetch, send)`` (notebook 12)."""
     return [Law("dense with the whole weights; backward: each shard's chunk of the summed gradient, each input's own",
@@ -409,8 +409,8 @@ def check_attach_grads():
                 [dict(k=k) for k in (1, 2, 3)], lambda k: f'{k} device{"s" * (k > 1)}')]
 
 
-@lesson('helpers.zero.train_batch_zero', hint='ZeroLayer per unit under record; backward; nd.waitall(); update '
-                                              'each shard (ZeRO-2: then all_gather the whole weights)')
+@lesson('helpers.zero.train_batch_zero', hint='ZeroLayer per unit under record; backward; waitall; update each '
+                                              'shard (ZeRO-2: all_gather)')
 def check_train_batch_zero():
     """Check your ``train_batch_zero(X, y, model, devices, updaters, send, prefetch)`` (notebook 12)."""
     return [
