@@ -6,7 +6,7 @@ while that layer computes, so it keeps its shard and gathers the rest just in ti
 
 * the model is a list of *units*, one dense layer each (:class:`Unit`; FSDP's "units" are the
   modules it wraps), whose weight and bias sit in ONE flat array, padded to a multiple of ``k``
-  (as FSDP pads its flat parameters) so that every device's shard has the same size;
+  (as FSDP1 pads its flat parameters) so that every device's shard has the same size;
 * **ZeRO-3**: device ``i`` keeps chunk ``owner_chunk(i, k)`` of every unit (:func:`shard`, the chunk
   notebook 11's ring leaves finished on it: :func:`mine`). Before a layer runs forward, and again
   before it runs backward, every device all-gathers the layer's whole weights (:func:`gather`, notebook
