@@ -1,4 +1,4 @@
-"""The sharded optimizer against the replicated one, side by side in one run (notebooks 11 and 12).
+"""The sharded optimizer against the replicated one, side by side in one run (notebooks 11 and 13).
 
     .venv/bin/python benchmarks/sharding.py [--devices 4] [--params resnet18] [--repeat 5]
 

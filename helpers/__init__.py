@@ -12,7 +12,7 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``split``      split_and_load by hand: even, uneven, weighted                  -- notebook 03
 - ``comm``       allreduce by hand: naive and ring; byte counting               -- notebook 04
 - ``costmodel``  the alpha-beta-gamma cost model, published link bandwidths     -- notebooks 04, 09
-- ``link``       an emulated link between the stand-ins; the Trainer's store on it -- notebooks 04-12
+- ``link``       an emulated link between the stand-ins; the Trainer's store on it -- notebooks 04-13
 - ``replay``     a collective replayed step by step from its send hook          -- notebook 04
 - ``models``     LeNet (by hand and in Gluon), d2l's ResNet-18                   -- notebooks 05, 06
 - ``train``      the training step by hand and with Gluon, evaluation, the loop -- notebooks 05, 06
@@ -22,13 +22,14 @@ functions a notebook teaches by hand are the text of its lesson cells (``tools.l
 - ``netns``      network namespaces: two "machines" on one host                 -- notebooks 08, 09
 - ``scaling``    large batches and the speed-up model                           -- notebook 09
 - ``buckets``    sending gradients during backward; fusing them into buckets    -- notebook 10
-- ``memory``     bytes per device, from MXNet's own storage counters             -- notebook 11
+- ``memory``     bytes per device, from MXNet's own storage counters             -- notebooks 11-13
 - ``sharding``   the sharded optimizer: the update between the ring's halves    -- notebook 11
-- ``precision``  16-bit gradients on the wire, loss scaling, MXNet's AMP         -- notebook 12
-- ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 12
-- ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 12
+- ``zero``       sharding everything: ZeRO-2 and ZeRO-3 by hand, layer by layer  -- notebook 12
+- ``precision``  16-bit gradients on the wire, loss scaling, MXNet's AMP         -- notebook 13
+- ``accumulation`` gradient accumulation: micro-batches, one allreduce          -- notebook 13
+- ``checkpoint`` save once, resume exactly; the distributed job's worker        -- notebook 13
 - ``plot``       every figure, as PNG, readable when projected                  -- all notebooks
-- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-12
+- ``lessoncheck`` a reader's lesson functions checked against the tests' laws   -- notebooks 03-13
 
 ``checks`` and ``lessoncheck`` are packages, each one namespace over a module per concern: the
 guards by layer, the laws and checks by lesson module (docs/maintainers.md, "Architecture"). Import
@@ -46,6 +47,6 @@ LAYERS = {
     'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job_faults', 'job', 'placement', 'cluster', 'dist',
                         'pushpull'],
-    'training': ['train', 'sharding', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
+    'training': ['train', 'sharding', 'zero', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',
                  'lessoncheck'],
 }

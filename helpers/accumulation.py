@@ -1,4 +1,4 @@
-"""Gradient accumulation: several micro-batches per step, one allreduce (notebook 12).
+"""Gradient accumulation: several micro-batches per step, one allreduce (notebook 13).
 
 A device that cannot hold a batch of ``B`` examples at once can still take the step of batch ``B``:
 it runs ``m`` micro-batches of ``B / m`` one after the other, each forward and backward *adding* its
@@ -9,7 +9,7 @@ summed loss, and the step equals one step of the batch of all ``k * m * b`` exam
 of the floating-point additions. The devices communicate once per ``m`` micro-batches, so the bytes
 per example drop ``m``-fold.
 
-:func:`train_batch_accumulated` is the text of notebook 12's lesson cell (``tools/lessons.py``).
+:func:`train_batch_accumulated` is the text of notebook 13's lesson cell (``tools/lessons.py``).
 """
 from helpers import checks
 from helpers.comm import allreduce, copy_to
@@ -22,7 +22,7 @@ __all__ = ['accumulating_replica', 'train_batch_accumulated']
 
 def accumulating_replica(params, device):
     """:func:`helpers.models.replicate_params`, with gradient buffers that *add* what each backward
-    pass computes (``grad_req='add'``) instead of overwriting it (notebook 12)."""
+    pass computes (``grad_req='add'``) instead of overwriting it (notebook 13)."""
     replica = replicate_params(params, device)
     for p in replica:
         p.attach_grad(grad_req='add')
@@ -31,7 +31,7 @@ def accumulating_replica(params, device):
 
 def train_batch_accumulated(micro_batches, device_params, devices, lr, send=copy_to):
     """m micro-batches, each split over the devices, their gradients added up in place
-    (grad_req='add'), then ONE allreduce per parameter and one SGD step (notebook 12)."""
+    (grad_req='add'), then ONE allreduce per parameter and one SGD step (notebook 13)."""
     checks.accumulation(micro_batches, device_params, devices, lr)
     n, losses = 0, []
     for X, y in micro_batches:                 # no communication in this loop

@@ -1,4 +1,4 @@
-"""Checkpoints: save once, resume exactly -- on k devices and in a distributed job (notebook 12).
+"""Checkpoints: save once, resume exactly -- on k devices and in a distributed job (notebook 13).
 
 A checkpoint is what the next step depends on: the weights, and the optimizer's state (Adam's two
 moments and its step count ``t``, which its bias correction reads). With data parallelism every device
@@ -9,7 +9,7 @@ the optimizer and its updater's state, pickled; python/mxnet/gluon/trainer.py, M
 ``Trainer`` its state, before its first step. A run resumed this way takes the same next steps, bit
 for bit, as the run that never stopped, provided it sees the same batches in the same order.
 
-Run as a script, this module is the worker of notebook 12's distributed job (notebook 08's
+Run as a script, this module is the worker of notebook 13's distributed job (notebook 08's
 machinery: ``helpers.dist.run_local_job``): every worker trains LeNet with Adam on its shard in a
 ``dist_sync`` job, only rank 0 writes the checkpoint, and ``--resume`` starts a new job from it:
 
@@ -37,14 +37,14 @@ __all__ = ['save_checkpoint', 'load_checkpoint', 'adam_trainer', 'init_store', '
 
 
 def save_checkpoint(prefix, net, trainer, device):
-    """Write, once, the weights as ``device`` holds them and the Trainer's state (notebook 12)."""
+    """Write, once, the weights as ``device`` holds them and the Trainer's state (notebook 13)."""
     checks.checkpoint(prefix, net, trainer, device)
     nd.save(f'{prefix}.params', [p.data(device) for p in net.collect_params().values()])
     trainer.save_states(f'{prefix}.states')
 
 
 def load_checkpoint(prefix, net, trainer):
-    """Every device's copy of the weights, and the Trainer's state, from a checkpoint (notebook 12)."""
+    """Every device's copy of the weights, and the Trainer's state, from a checkpoint (notebook 13)."""
     checks.checkpoint(prefix, net, trainer, load=True)
     for p, value in zip(net.collect_params().values(), nd.load(f'{prefix}.params')):
         p.set_data(value)                      # copies to every device the parameter lives on
@@ -52,7 +52,7 @@ def load_checkpoint(prefix, net, trainer):
 
 
 def adam_trainer(net, lr, kvstore='device', update_on_kvstore=None, **adam):
-    """A ``Trainer`` with Adam over ``net``'s parameters *in the network's order* (notebook 12).
+    """A ``Trainer`` with Adam over ``net``'s parameters *in the network's order* (notebook 13).
 
     Given a ``ParameterDict``, MXNet 1.9.1's ``Trainer`` sorts the parameters by name
     (``Trainer.__init__``, python/mxnet/gluon/trainer.py), and its saved state is keyed by position in
@@ -74,7 +74,7 @@ def adam_trainer(net, lr, kvstore='device', update_on_kvstore=None, **adam):
 
 def init_store(trainer):
     """Put ``trainer``'s parameters on its KVStore now, before the first forward, as its first ``step``
-    would (notebook 12's worker). Returns ``trainer``; a second call does nothing.
+    would (notebook 13's worker). Returns ``trainer``; a second call does nothing.
 
     WHY (a race in MXNet 1.9.1, retired, so no fix upstream): a ``Trainer`` sets up its store lazily,
     inside its first ``step``, *after* that step's backward (``Trainer.step`` calls ``_init_kvstore``
@@ -88,7 +88,7 @@ def init_store(trainer):
     under each key the last sum it made (``ApplyUpdates``, src/kvstore/kvstore_dist_server.h:
     ``CopyFromTo(update_buf->merged, &stored)``) and answers a pull from it at once. A worker whose pull
     the server handles after both workers' first gradients were summed gets that sum as its weight.
-    Measured: in 3 of 16 runs of notebook 12's job (Python 3.11 and 3.13), rank 0's output bias became
+    Measured: in 3 of 16 runs of notebook 13's job (Python 3.11 and 3.13), rank 0's output bias became
     the first step's gradient sum, to 1e-6, and the workers ended 6.6 apart; with this call, in none of
     32. Set up before the first forward, every pull is answered before its worker has a gradient: the
     forward waits for the weights the pulls write. ``Trainer.load_states`` and ``save_states`` make
@@ -106,7 +106,7 @@ def init_store(trainer):
 
 # --------------------------------------------------------------------------- the distributed job
 def _parser():
-    p = argparse.ArgumentParser(description='worker of notebook 12: checkpoint once, resume exactly')
+    p = argparse.ArgumentParser(description='worker of notebook 13: checkpoint once, resume exactly')
     p.add_argument('--steps', type=int, default=20, help='train until this step')
     p.add_argument('--save-at', type=int, default=0, help='rank 0 writes a checkpoint after this step')
     p.add_argument('--resume', action='store_true', help='start from the checkpoint in --ckpt')
@@ -119,8 +119,8 @@ def _parser():
 
 
 def command(**options):
-    """The command line of a worker of notebook 12's job: ``command(steps=20, save_at=10, ckpt=d,
-    out=o)``, ``resume=True`` a flag (notebook 12). An unknown option raises TypeError."""
+    """The command line of a worker of notebook 13's job: ``command(steps=20, save_at=10, ckpt=d,
+    out=o)``, ``resume=True`` a flag (notebook 13). An unknown option raises TypeError."""
     actions = {a.dest: a for a in _parser()._actions if a.dest != 'help'}
     cmd = [sys.executable, '-m', 'helpers.checkpoint']
     for name, value in options.items():
@@ -139,7 +139,7 @@ def command(**options):
 
 def run_job(command, num_workers=2, attempts=3, timeout=180, echo=False):
     """``helpers.dist.run_local_job(command, num_workers, 1 server)``, started again (up to ``attempts``
-    times in all) only when its scheduler could not bind the port the launcher picked (notebook 12).
+    times in all) only when its scheduler could not bind the port the launcher picked (notebook 13).
     Returns ``(JobResult, address, attempts used)``: every job runs on a loopback address of its own
     (``helpers.job.loopback_address`` says why), so that no other job on the machine can join it. A
     bind failure (``helpers.dist`` names it) is retried; any other failure raises at once."""
@@ -156,9 +156,9 @@ def run_job(command, num_workers=2, attempts=3, timeout=180, echo=False):
 
 
 def read_results(out, num_workers=2):
-    """Per rank, in rank order, what a worker of notebook 12's job reported: ``rank``, ``first_step``,
+    """Per rank, in rank order, what a worker of notebook 13's job reported: ``rank``, ``first_step``,
     ``steps``, ``wrote`` (the files it wrote into the checkpoint directory), and ``weights``, its final
-    weights as NumPy arrays (notebook 12)."""
+    weights as NumPy arrays (notebook 13)."""
     results, out = [], checks.path(out, 'out')
     for r in range(checks.whole(num_workers, 'num_workers', 1, checks.MAX_PROCESSES)):
         with open(os.path.join(out, f'result-rank{r}.json')) as f:
@@ -170,7 +170,7 @@ def read_results(out, num_workers=2):
 
 
 def main(argv=None):
-    """A worker's life (notebook 12): join the ``dist_sync`` job, build LeNet and an Adam ``Trainer``
+    """A worker's life (notebook 13): join the ``dist_sync`` job, build LeNet and an Adam ``Trainer``
     whose optimizer runs on the worker, load the checkpoint if ``--resume``, put the parameters on the
     store (:func:`init_store`), train to ``--steps`` on fixed batches of its shard, rank 0 alone
     writing the checkpoint after step ``--save-at``; then write its final weights and a result file to

@@ -1,5 +1,5 @@
 """An emulated interconnect: links between the stand-ins whose messages take the time a real link's
-would (notebooks 04, 05, 09-12).
+would (notebooks 04, 05, 09-13).
 
 On CPU stand-ins a "message" is a memory copy inside one process: nearly free next to the compute,
 so a lesson about the *cost* of communication would show Python dispatch instead. A :class:`Link`
@@ -288,7 +288,7 @@ class Link:
 
 def preset(name, step, nbytes):
     """The link ``name`` of :data:`helpers.costmodel.LINKS`, scaled to the stand-ins (notebooks 05,
-    09-12): for a model whose step computes in ``step`` seconds here and sends ``nbytes`` of
+    09-13): for a model whose step computes in ``step`` seconds here and sends ``nbytes`` of
     gradient, a link on which communication takes the same share of the step as it does for
     :data:`REFERENCE` on real GPUs. The stand-in is ``d = step / REFERENCE['step']`` times slower and
     its message ``b = nbytes / REFERENCE['nbytes']`` times as large, so alpha is multiplied by ``d``

@@ -1,4 +1,4 @@
-"""How many bytes MXNet holds on each device, from MXNet's own accounting (notebooks 11 and 12).
+"""How many bytes MXNet holds on each device, from MXNet's own accounting (notebooks 11-13).
 
 MXNet allocates every NDArray's memory through one object, its storage (``StorageImpl::Alloc`` and
 ``Free``, src/storage/storage.cc, MXNet 1.9.1), and that object reports every allocation and every
@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import mxnet as mx
 
@@ -58,7 +59,7 @@ class StorageMeter:
         mx.profiler.set_config(profile_memory=True, profile_imperative=False, profile_symbolic=False,
                                profile_api=False, aggregate_stats=False, filename=self._path)
         mx.profiler.set_state('run')
-        self._running = True
+        self._running, self._since, self._held = True, 0, {}
 
     def _device(self, lane, cpu_lanes):
         if lane.startswith(('cpu/', 'gpu/')):
@@ -67,20 +68,45 @@ class StorageMeter:
             return {'cpu pinned/': f'cpu({cpu_lanes})', 'cpu shared/': f'cpu({cpu_lanes + 1})'}.get(lane, lane)
         return lane
 
+    def _counters(self):
+        found = None
+        gc.collect()                             # arrays kept only by reference cycles are freed; then
+        for _ in range(10):                      # wait until a wait frees nothing more: an operator lets go
+            mx.nd.waitall()                      # of its arrays only after the engine counted it done, so a
+            time.sleep(0.02)                     # free can follow a wait (a copy's source, measured)
+            mx.profiler.dump(finished=False)
+            with open(self._path) as f:
+                text = f.read()
+            if found == len(_COUNTER.findall(text)):
+                break
+            found = len(_COUNTER.findall(text))
+        cpu_lanes = sum(1 for name, _ in _LANE.findall(text) if name.startswith('cpu/'))
+        return [(int(ts), self._device(lane, cpu_lanes), int(value))      # in time order: the dump is
+                for ts, lane, value in sorted(_COUNTER.findall(text), key=lambda c: int(c[0]))]   # by thread
+
     def read(self):
         """``{device: bytes}`` held now, per MXNet's storage profiler (notebook 11)."""
         if not self._running:
             raise RuntimeError('this StorageMeter was stopped')
-        gc.collect()                             # arrays kept only by reference cycles are freed,
-        mx.nd.waitall()                          # and the engine's frees happen, before we read
-        mx.profiler.dump(finished=False)
-        with open(self._path) as f:
-            text = f.read()
-        cpu_lanes = sum(1 for name, _ in _LANE.findall(text) if name.startswith('cpu/'))
         held = {}
-        for _, lane, value in sorted(_COUNTER.findall(text), key=lambda c: int(c[0])):
-            held[self._device(lane, cpu_lanes)] = int(value)     # the latest value wins: the dump
-        return held                                              # is grouped by thread, not by time
+        for ts, device, value in self._counters():
+            held[device] = value                 # the latest value wins
+            self._since = max(self._since, ts)
+        self._held = held
+        return held
+
+    def peak(self):
+        """``{device: bytes}``: the most each device held at any moment since the last :meth:`read`
+        (or :meth:`peak`), every allocation and free of the engine counted (notebook 12)."""
+        if not self._running:
+            raise RuntimeError('this StorageMeter was stopped')
+        since, high = self._since, dict(self._held)
+        for ts, device, value in self._counters():
+            if ts > since:
+                high[device] = max(high.get(device, 0), value)
+                self._held[device] = value
+                self._since = max(self._since, ts)
+        return high
 
     def stop(self):
         """Stop the profiler (notebook 11)."""
@@ -91,8 +117,8 @@ class StorageMeter:
 
 
 def in_fresh_process(function, *args, timeout=600):
-    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks 11
-    and 12). ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
+    """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks 11-13).
+    ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
     the arguments must be JSON-able. A memory measurement needs a process where nothing was allocated
     before the meter started; a global switch such as ``mxnet.contrib.amp.init()`` must not change
     the notebook's own process."""

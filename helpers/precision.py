@@ -1,4 +1,4 @@
-"""16-bit gradients on the wire, and loss scaling (notebook 12).
+"""16-bit gradients on the wire, and loss scaling (notebook 13).
 
 Sending a gradient as float16 instead of float32 halves the bytes of every allreduce. The price is
 float16's range: its smallest positive (subnormal) number is 2**-24 (about 6e-8), its smallest
@@ -13,7 +13,7 @@ doubles after 2000 good steps (python/mxnet/contrib/amp/loss_scaler.py, MXNet 1.
 ``torch.cuda.amp.GradScaler`` uses the same defaults.
 
 The lesson functions (:func:`allreduce_fp16`, :func:`train_batch_fp16`, :func:`next_scale`) are the
-text of notebook 12's lesson cells (``tools/lessons.py``). :func:`float16_fate` counts what the cast
+text of notebook 13's lesson cells (``tools/lessons.py``). :func:`float16_fate` counts what the cast
 does to an array of values; :func:`train_fp16` runs the loss-scaled step with dynamic scaling;
 :func:`amp_probe` runs MXNet's AMP in a fresh process and reports what it did.
 """
@@ -36,7 +36,7 @@ FP16_MAX = 65504.0              # largest finite float16
 
 
 def allreduce_fp16(grads, send=copy_to):
-    """Sum arrays with 16 bits on the wire: cast to float16, allreduce, cast back, in place (notebook 12)."""
+    """Sum arrays with 16 bits on the wire: cast to float16, allreduce, cast back, in place (notebook 13)."""
     checks.arrays(grads, floating=True)
     halves = [g.astype('float16') for g in grads]        # what travels: 2 bytes per value
     allreduce(halves, send)                               # the sum is added up in float16 too
@@ -47,7 +47,7 @@ def allreduce_fp16(grads, send=copy_to):
 
 def float16_fate(values, scale=1.0):
     """What casting ``values * scale`` (NumPy or NDArray) to float16 does to the non-zero entries,
-    as fractions of them that add up to 1 (notebook 12): ``'zero'`` (underflow: became 0),
+    as fractions of them that add up to 1 (notebook 13): ``'zero'`` (underflow: became 0),
     ``'subnormal'`` (kept, with fewer than 11 significant bits), ``'inf'`` (overflow, or infinite
     already), ``'normal'``, and ``'nan'`` (not a number before the cast, and after it)."""
     v = values.asnumpy() if isinstance(values, nd.NDArray) else np.asarray(values)
@@ -66,7 +66,7 @@ def float16_fate(values, scale=1.0):
 
 def all_finite(arrays):
     """Whether every entry of every array is finite (no inf, no nan), read once for all of them with
-    MXNet's ``multi_all_finite``, the operator AMP's loss scaler uses (notebook 12)."""
+    MXNet's ``multi_all_finite``, the operator AMP's loss scaler uses (notebook 13)."""
     if not checks.parameters(arrays, 'arrays'):
         raise ValueError('arrays is empty: give at least one NDArray to check')
     return bool(nd.multi_all_finite(*arrays, num_arrays=len(arrays)).asscalar())
@@ -75,7 +75,7 @@ def all_finite(arrays):
 def train_batch_fp16(X, y, device_params, devices, lr, scale):
     """Notebook 05's step with float16 gradients on the wire and loss scaling: the mean loss times
     ``scale``, a 16-bit allreduce, then SGD divided by ``scale``, or no update at all if a gradient
-    overflowed (notebook 12). Returns whether it updated."""
+    overflowed (notebook 13). Returns whether it updated."""
     checks.scaled_step(device_params, devices, lr, scale)
     X_shards, y_shards = split_batch(X, y, devices)
     with autograd.record():                    # the mean over the whole batch, scaled
@@ -94,7 +94,7 @@ def train_batch_fp16(X, y, device_params, devices, lr, scale):
 
 def next_scale(scale, updated, good_steps, growth_interval=2000):
     """Dynamic loss scaling: after an overflow halve the scale; after ``growth_interval`` good steps
-    in a row double it (notebook 12). Returns ``(scale, good_steps)`` for the next step."""
+    in a row double it (notebook 13). Returns ``(scale, good_steps)`` for the next step."""
     scale, good_steps = checks.loss_scale(scale, updated, good_steps, growth_interval)
     if not updated:
         return scale / 2, 0
@@ -106,7 +106,7 @@ def train_fp16(params, batches, devices, lr, scale, dynamic=True, growth_interva
                rescale=None):
     """Train copies of ``params`` on ``devices`` over ``batches`` with ``step`` (default
     :func:`train_batch_fp16`) and, if ``dynamic``, the loss scale chosen by ``rescale`` (default
-    :func:`next_scale`) after every step (notebook 12; the notebook passes its own lesson cells).
+    :func:`next_scale`) after every step (notebook 13; the notebook passes its own lesson cells).
     Returns ``(device_params, history)``, the history a dict of per-step lists ``scale`` (the scale the
     step used) and ``updated``."""
     from helpers.models import replicate_params
@@ -129,7 +129,7 @@ def train_fp16(params, batches, devices, lr, scale, dynamic=True, growth_interva
 
 def amp_probe(target_dtype, batch_size=16, seed=0):
     """What MXNet's own AMP (``mxnet.contrib.amp``) does to notebook 06's Gluon LeNet on ``cpu(0)``
-    with ``target_dtype`` 'float16' or 'bfloat16' (notebook 12). ``amp.init()`` rewrites MXNet's
+    with ``target_dtype`` 'float16' or 'bfloat16' (notebook 13). ``amp.init()`` rewrites MXNet's
     operators for the whole process, for good: run this in a fresh process,
     ``helpers.memory.in_fresh_process('helpers.precision.amp_probe', 'float16')``.
 

@@ -82,7 +82,7 @@ def make_replicas(params, devices):
 
 def forward_backward(X, y, device_params, devices, forward=lenet_scratch):
     """Notebook 05's first moves: split the batch, forward and backward on every device (notebook 11;
-    notebook 12 accumulates with it). Returns each device's loss sum, not read yet."""
+    notebook 13 accumulates with it). Returns each device's loss sum, not read yet."""
     checks.replicas(device_params, devices)
     X_shards, y_shards = split_batch(X, y, devices)
     with autograd.record():

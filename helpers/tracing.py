@@ -137,7 +137,9 @@ def trace(fn, *args, **kwargs):
 
 def _wire_lane(name):
     """The lane of an emulated link's message (helpers.link): its sender's send port,
-    ``'cpu(0) wire'``; None for any other operator."""
+    ``'cpu(0) wire'``; None for any other operator. A message sent from a custom operator's or an
+    ``autograd.Function``'s thread is named ``'<op type>::wire ...'`` (notebook 12)."""
+    name = name.rpartition('::')[2]
     if name.startswith(WIRE + ' ') and '>' in name:
         return name[len(WIRE) + 1:].split('>')[0] + ' ' + WIRE
     return None

@@ -1,4 +1,4 @@
-"""Gradient accumulation (helpers.accumulation, notebook 12): m micro-batches on k devices, then one
+"""Gradient accumulation (helpers.accumulation, notebook 13): m micro-batches on k devices, then one
 allreduce, take the step of the whole batch of k * m * b (float64, to rounding) and send the bytes of
 one step, whatever m."""
 import mxnet as mx

@@ -123,13 +123,17 @@ CHECK_ROOMS = ['_kinds'] + ['_' + layer.replace(' ', '_') for layer in helpers.L
 
 def test_the_guards_live_with_the_kinds_or_in_the_module_of_their_helpers_layer():
     """helpers/checks/: the policy's kinds of value in _kinds.py, then one module per layer of
-    helpers.LAYERS, each using only the kinds and the guards of its own layer and the layers below."""
+    helpers.LAYERS (or several, split by concern: _<layer>_<concern>.py), each using only the kinds and
+    the guards of its own layer and the layers below."""
     found = sorted(m.name for m in pkgutil.iter_modules([os.path.join(HELPERS, 'checks')]))
-    assert found == sorted(CHECK_ROOMS), f'helpers/checks/ holds {found}, expected {CHECK_ROOMS}'
-    for i, room in enumerate(CHECK_ROOMS):
-        for dep in filter(None, map(_helpers_module, _imports(f'helpers.checks.{room}'))):
-            assert dep.rpartition('.')[0] == 'helpers.checks' and CHECK_ROOMS.index(dep.rpartition('.')[2]) <= i, (
-                f'helpers.checks.{room} imports {dep}: only _kinds and the guards of its layer and below')
+    room = {m: max((r for r in CHECK_ROOMS if m == r or m.startswith(r + '_')), key=len, default=None) for m in found}
+    assert None not in room.values() and set(room.values()) == set(CHECK_ROOMS), (
+        f'helpers/checks/ holds {found}, expected {CHECK_ROOMS} (a layer\'s split by concern: _<layer>_<concern>)')
+    for m in found:
+        for dep in filter(None, map(_helpers_module, _imports(f'helpers.checks.{m}'))):
+            assert dep.rpartition('.')[0] == 'helpers.checks' and (
+                CHECK_ROOMS.index(room[dep.rpartition('.')[2]]) <= CHECK_ROOMS.index(room[m])), (
+                f'helpers.checks.{m} imports {dep}: only _kinds and the guards of its layer and below')
 
 
 def test_each_lessons_laws_and_check_live_in_the_room_of_its_module():

@@ -347,7 +347,7 @@ import helpers.sharding
 def train_batch_sharded(X, y, replicas, devices, updaters, send=copy_to):
     return helpers.sharding.train_batch_sharded(X, y, replicas, devices, updaters, send)
 ''', r"it calls the series' own train_batch_sharded"),
-    "notebook 12's save_checkpoint through its short name ckpt": ('helpers.checkpoint.save_checkpoint', '''
+    "notebook 13's save_checkpoint through its short name ckpt": ('helpers.checkpoint.save_checkpoint', '''
 from helpers import checkpoint as ckpt
 def save_checkpoint(prefix, net, trainer, device):
     ckpt.save_checkpoint(prefix, net, trainer, device)

@@ -944,7 +944,7 @@ ENTRIES = {
         params=Custom([Bad(5, TypeError, 'not a list'), Bad([np.ones(3)], TypeError, 'NumPy'),
                        Bad(nd.ones(3), TypeError, 'a single NDArray'),
                        Bad([nd.ones(3)], ValueError, 'no gradient attached')]),
-        lr=Positive(), batch_size=Positive(), names={'params': ('parameter',)}),   # notebook 12: the loss scale
+        lr=Positive(), batch_size=Positive(), names={'params': ('parameter',)}),   # notebook 13: the loss scale
     'helpers.train.train_batch_scratch': Sweep(
         lambda: dict(X=_images(4), y=nd.array([1, 2, 3, 4]), device_params=_replicas(), devices=CPU, lr=0.1),
         X=Array(lambda good, call: [_images(3), _images(1)]), devices=Devices(), lr=Positive(),
@@ -1158,7 +1158,7 @@ ENTRIES.update({
 ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name)) for name, other in [
     ('grid_runs', 'helpers.scaling.grid_by_setting'), ('loss_scale', 'helpers.precision.next_scale')]})
 
-# ------------------------------------------------------------------ notebooks 05-12: the helpers that waited (PENDING)
+# ------------------------------------------------------------------ notebooks 05-13: the helpers that waited (PENDING)
 def _bucket_grads():
     return [[nd.ones(3, ctx=d) for d in CPU], [nd.ones((2, 2), ctx=d) for d in CPU]]
 
@@ -1526,6 +1526,175 @@ ENTRIES['helpers.plot.sync_async_seeds'] = like('helpers.dist_train.plot_seeds',
                                                 __import__('helpers.plot').plot.sync_async_seeds)
 ENTRIES['helpers.checks.setting_groups'] = like('helpers.plot.grid_seeds', checks.setting_groups)
 
+# ------------------------------------------------------------------------------ helpers.zero (notebook 12)
+def _copy_to(x, to):
+    return __import__('helpers.comm').comm.copy_to(x, to)
+
+
+def _zero_units():
+    return __import__('helpers.zero').zero.mlp_units([5, 3, 2])          # units of 18 and 8 parameters
+
+
+def _zero_flats():
+    return __import__('helpers.zero').zero.init_mlp(_zero_units(), 0)
+
+
+def _zero_model(stage=3, grads=True):
+    from helpers.zero import attach_grads, make_model
+    model = make_model(_zero_flats(), _zero_units(), CPU, stage)
+    return attach_grads(model) if grads else model
+
+
+def _zero_step():
+    from helpers.sharding import adam_updaters
+    X = nd.array(np.random.default_rng(0).standard_normal((4, 5)))
+    return dict(X=X, y=nd.array([0, 1, 0, 1]), model=_zero_model(), devices=CPU,
+                updaters=adam_updaters(CPU, 1e-3, 4))
+
+
+def _unit_bads(fits_w=False):
+    def bads(good, call):
+        from helpers.zero import Unit
+        found = [Bad(5, TypeError, 'not a Unit'), Bad((3, 2, True), TypeError, 'a plain tuple'),
+                 Bad(Unit(3, 0, True), ValueError, 'no outputs'), Bad(Unit(3, 2, 1), TypeError, 'relu not a bool'),
+                 Bad(Unit(3.0, 2, True), TypeError, 'a float fan_in')]
+        return found + ([Bad(Unit(4, 2, True), ValueError, 'more weights than w holds')] if fits_w else [])
+    return Custom(bads)
+
+
+def _units_bads(good, call):
+    from helpers.zero import Unit
+    return [Bad(5, TypeError, 'not a list'), Bad([], ValueError, 'empty'), Bad([(5, 3, True)], TypeError, 'a tuple'),
+            Bad(good[0], TypeError, 'a single unit'), Bad([Unit(5, 3, True), Unit(4, 2, False)], ValueError,
+                                                            'inputs that are not the outputs before'),
+            Bad([Unit(5, 0, True), Unit(0, 2, False)], ValueError, 'no outputs')]
+
+
+UNITS = Custom(_units_bads)
+FLATS = Custom(lambda good, call: [
+    Bad(5, TypeError, 'not a list'), Bad(good[0], TypeError, 'a single NDArray'),
+    Bad(good[:1], ValueError, 'one short'),
+    Bad([g.asnumpy() for g in good], TypeError, 'NumPy'), Bad([good[0][:10], good[1]], ValueError, 'too small'),
+    Bad([good[0].reshape((2, 9)), good[1]], ValueError, 'not flat'),
+    Bad([good[0], good[1].astype('float64')], TypeError, 'two dtypes')])
+ZERO_SHARDS = Custom(lambda good, call: [
+    Bad(5, TypeError, 'not a list'), Bad(good[0], TypeError, 'one shard'), Bad([], ValueError, 'empty'),
+    Bad([g.asnumpy() for g in good], TypeError, 'NumPy'), Bad([good[0], nd.ones(good[0].size + 1)], ValueError,
+                                                             'two sizes'),
+    Bad([g.reshape((1, -1)) for g in good], ValueError, 'not flat')])
+MODEL = Custom(lambda good, call: [
+    Bad(5, TypeError, 'not a Model'), Bad(tuple(good), TypeError, 'a plain tuple'),
+    Bad(good._replace(grads=None), ValueError, 'no gradient buffers'),
+    Bad(good._replace(shards=good.shards[:1]), ValueError, 'shards for one unit of two'),
+    Bad(good._replace(grads=[gs[:1] for gs in good.grads]), ValueError, 'one gradient buffer short')])
+ZERO_STEP = dict(X=Array(lambda good, call: [nd.ones((1, 5)), nd.ones((4, 7))]), devices=Devices(), model=MODEL,
+                 updaters=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'),
+                                                     Bad(good[:1], ValueError, 'one short'),
+                                                     Bad([5, 5], TypeError, 'not updaters')]),
+                 names={'X': ('example', 'split_and_load', 'x'), 'updaters': ('updater',), 'model': ('unit',)})
+DTYPE = Custom([Bad(None, TypeError, 'None: NumPy reads it as float64'), Bad(5, TypeError, 'a number'),
+                Bad('xx', ValueError, 'no dtype'), Bad('complex64', ValueError, 'not an NDArray dtype')])
+ENTRIES.update({
+    'helpers.zero.Unit': RECORD,
+    'helpers.zero.Model': RECORD,
+    'helpers.zero.mlp_units': Sweep(lambda: dict(sizes=[5, 3, 2]), sizes=sizes_list(1), names={'sizes': ('size',)}),
+    'helpers.zero.init_mlp': Sweep(lambda: dict(units=_zero_units(), seed=0, dtype='float32'), units=UNITS,
+                                   seed=Count(0), dtype=DTYPE),
+    'helpers.zero.mlp_params': Sweep(lambda: dict(flats=_zero_flats(), units=_zero_units()), flats=FLATS, units=UNITS,
+                                     names={'flats': ('flat',)}),
+    'helpers.zero.mlp': Sweep(
+        lambda: dict(X=nd.ones((4, 5)),
+                     params=__import__('helpers.zero').zero.mlp_params(_zero_flats(), _zero_units())),
+        X=Array(lambda good, call: [nd.ones((4, 7)), nd.ones(5)]),
+        params=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'), Bad(good[0], TypeError, 'one NDArray'),
+                                          Bad(good[:3], ValueError, 'a weight without its bias'),
+                                          Bad(good[2:], ValueError, 'the first layer missing')]),
+        names={'params': ('param',)}),
+    'helpers.zero.mine': Sweep(lambda: dict(a=nd.arange(10), i=1, k=4), a=Array(lambda good, call: [nd.ones((2, 5))]),
+                               i=Count(0, 3), k=Count(1, checks.MAX_DEVICES), names={'i': ('device',)}),
+    'helpers.zero.shard': Sweep(lambda: dict(flat=nd.arange(10), devices=CPU),
+                                flat=Array(lambda good, call: [nd.ones((2, 5)), nd.array(np.zeros(0, np.float32))]),
+                                devices=Devices()),
+    'helpers.zero.gather': Sweep(lambda: dict(shards=__import__('helpers.zero').zero.shard(nd.arange(10), CPU)),
+                                 shards=ZERO_SHARDS, free={'send': 'as allreduce_naive'}),
+    'helpers.zero.unpack': Sweep(lambda: dict(w=_zero_flats()[1], unit=_zero_units()[1]),
+                                 w=Array(lambda good, call: [nd.ones(7), nd.ones((2, 4))]), unit=_unit_bads(True)),
+    'helpers.zero.dense': Sweep(lambda: dict(x=nd.ones((4, 3)), w=_zero_flats()[1], unit=_zero_units()[1]),
+                                x=Array(lambda good, call: [nd.ones((4, 2)), nd.ones(3)]),
+                                w=Array(lambda good, call: [nd.ones(7), nd.ones((2, 4))]), unit=_unit_bads(True)),
+    'helpers.zero.dense_grads': Sweep(
+        lambda: dict(x=nd.ones((4, 3)), y=nd.ones((4, 2)), dy=nd.ones((4, 2)), w=_zero_flats()[1],
+                     unit=_zero_units()[1]),
+        x=Array(lambda good, call: [nd.ones((4, 2)), nd.ones(3)]), y=Array(lambda good, call: [nd.ones((3, 2))]),
+        dy=Array(lambda good, call: [nd.ones((4, 3)), nd.ones(8)]),
+        w=Array(lambda good, call: [nd.ones(7), nd.ones((2, 4))]), unit=_unit_bads(True)),
+    'helpers.zero.Fetcher': Sweep(
+        lambda: dict(shards=[__import__('helpers.zero').zero.shard(f, CPU) for f in _zero_flats()], send=_copy_to,
+                     prefetch=False),
+        shards=Custom(lambda good, call: [Bad(5, TypeError, 'not a list'), Bad([], ValueError, 'no unit'),
+                                          Bad(good[0], TypeError, "one unit's shards, not a list of them"),
+                                          Bad([good[0], good[1][:1]], ValueError, 'a unit on one device of two')]),
+        send=Callable(), prefetch=Flag(), names={'shards': ('shard',)}),
+    'helpers.zero.ZeroLayer': Sweep(lambda: dict(unit=_zero_units()[0], j=0, fetch=print, send=_copy_to),
+                                    unit=_unit_bads(), j=Count(0), fetch=Callable(), send=Callable()),
+    'helpers.zero.make_model': Sweep(lambda: dict(flats=_zero_flats(), units=_zero_units(), devices=CPU, stage=3),
+                                     flats=FLATS, units=UNITS, devices=Devices(), stage=Count(2, 3),
+                                     names={'flats': ('flat',)}),
+    'helpers.zero.attach_grads': Sweep(
+        lambda: dict(model=_zero_model(grads=False)),
+        model=Custom(lambda good, call: [Bad(5, TypeError, 'not a Model'), Bad(tuple(good), TypeError, 'a tuple'),
+                                         Bad(good._replace(shards=[]), ValueError, 'no shards')]),
+        names={'model': ('shard', 'unit')}),
+    'helpers.zero.train_batch_zero': Sweep(_zero_step, **ZERO_STEP, prefetch=Flag(),
+                                           free={'y': 'as X (split_batch checks both)', 'send': 'as allreduce_naive'}),
+    'helpers.zero.train_batch_gathered': Sweep(_zero_step, **ZERO_STEP,
+                                               free={'y': 'as X (split_batch checks both)',
+                                                     'send': 'as allreduce_naive'}),
+    'helpers.zero.full_weights': Sweep(lambda: dict(model=_zero_model(), device=0), model=MODEL, device=Count(0, 1),
+                                       names={'model': ('unit',)}),
+    'helpers.zero.build': Sweep(
+        lambda: dict(stage='ZeRO-3', flats=_zero_flats(), units=_zero_units(), devices=CPU),
+        stage=Choice(__import__('helpers.zero').zero.STAGES + ('ZeRO-3 under autograd',)), flats=FLATS, units=UNITS,
+        devices=Devices(), names={'flats': ('flat',)}),
+    'helpers.zero.step': Sweep(
+        lambda: dict(stage='ZeRO-3', **{('state' if k == 'model' else k): v for k, v in _zero_step().items()}),
+        stage=Choice(__import__('helpers.zero').zero.STAGES + ('ZeRO-3 under autograd',)),
+        **{('state' if k == 'model' else k): v for k, v in ZERO_STEP.items() if k != 'names'},
+        prefetch=Flag(), names={**ZERO_STEP['names'], 'state': ('model', 'unit')},
+        free={'y': 'as X (split_batch checks both)', 'send': 'as allreduce_naive'}),
+    'helpers.zero.phase': Sweep(lambda: dict(name='FullyConnected'), name=Text()),
+    'helpers.zero.measure_stages': Sweep(
+        lambda: dict(cases=[[2, 'ZeRO-3']], sizes=[5, 3, 2], batch=8, seed=0),
+        run_baseline="starts MXNet's profiler for the whole process: only in a fresh one (in_fresh_process)",
+        cases=Custom([Bad(5, TypeError, 'not a list'), Bad([], ValueError, 'no case'),
+                      Bad([(0, 'ZeRO-3')], ValueError, 'k = 0'), Bad([(2, 3)], TypeError, 'a stage number'),
+                      Bad([(2, 'ZeRO-4')], ValueError, 'no such stage'), Bad([(2,)], ValueError, 'no stage'),
+                      Bad([(checks.MAX_DEVICES + 1, 'ZeRO-3')], ValueError, 'more devices than there can be'),
+                      Bad({2: 'ZeRO-3'}, TypeError, 'a dict')]),
+        sizes=sizes_list(1), batch=Count(2), seed=Count(0), names={'cases': ('case',), 'sizes': ('size',)}),
+})
+ENTRIES.update({f'helpers.checks.{name}': like(other, getattr(checks, name), **options) for name, other, options in [
+    ('layer_sizes', 'helpers.zero.mlp_units', {}),
+    ('units', 'helpers.zero.init_mlp', dict(rename={'values': 'units'}, free=NAME)),
+    ('unit_arrays', 'helpers.zero.mlp_params', dict(rename={'values': 'units'})),
+    ('mlp', 'helpers.zero.mlp', {}),
+    ('chunk_of', 'helpers.zero.mine', {}),
+    ('shard', 'helpers.zero.shard', dict(rename={'devs': 'devices'})),
+    ('unit_shards', 'helpers.zero.gather', dict(rename={'values': 'shards'}, free=NAME)),
+    ('gather', 'helpers.zero.gather', dict(rename={'values': 'shards'}, free={'send': 'as allreduce_naive'},
+                                           extra=dict(send=_copy_to))),
+    ('unit_weights', 'helpers.zero.unpack', dict(free=NAME)),
+    ('dense', 'helpers.zero.dense', {}),
+    ('dense_grads', 'helpers.zero.dense_grads', {}),
+    ('fetcher', 'helpers.zero.Fetcher', dict(rename={'values': 'shards'})),
+    ('zero_layer', 'helpers.zero.ZeroLayer', {}),
+    ('zero_parts', 'helpers.zero.make_model', dict(rename={'values': 'units', 'devs': 'devices'})),
+    ('zero_model', 'helpers.zero.attach_grads', dict(free={'grads': POLICY}, extra=dict(grads=False))),
+    ('zero_step', 'helpers.zero.train_batch_zero', dict(rename={'devs': 'devices'})),
+    ('stage_cases', 'helpers.zero.measure_stages', dict(free={'stages': POLICY},
+                                                        extra=dict(stages=__import__('helpers.zero').zero.STAGES))),
+]})
+
 # Public callables without an entry yet: none. test_every_public_callable_has_an_entry holds every
 # new one to an entry (a helper of a notebook to come gets its entry with it).
 PENDING = set()
@@ -1750,7 +1919,7 @@ def test_more_silent_answers_the_sweep_found_are_refused():
 
 
 def test_bad_input_of_the_helpers_merged_from_main_is_refused():
-    """Helpers of notebooks 09-12 the sweep covers since main was merged (before: the comment)."""
+    """Helpers of notebooks 09-13 the sweep covers since main was merged (before: the comment)."""
     from helpers import buckets, job, lessoncheck, precision, scaling, sharding
     _refused(lambda: buckets.plan_buckets({0: 3, 1: 5}, 16), TypeError, 'sizes.*dict')   # was: keys as sizes
     _refused(lambda: precision.next_scale(8.0, True, 2000, 2000), ValueError, 'good_steps')   # was: never grows again
@@ -1763,7 +1932,7 @@ def test_bad_input_of_the_helpers_merged_from_main_is_refused():
 
 
 def test_bad_input_of_the_helpers_that_waited_is_refused():
-    """Helpers of notebooks 05-12 that were PENDING (before: the comment)."""
+    """Helpers of notebooks 05-13 that were PENDING (before: the comment)."""
     from helpers import buckets, checkpoint, models, precision, sharding
     from helpers.comm import allreduce_naive
     _refused(lambda: buckets.backward_and_send(wait='no', allreduce=allreduce_naive, **_losses_and_groups()),

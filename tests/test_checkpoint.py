@@ -1,7 +1,7 @@
-"""Checkpoints (helpers.checkpoint, notebook 12): saved once from one device, a run resumed from them
+"""Checkpoints (helpers.checkpoint, notebook 13): saved once from one device, a run resumed from them
 takes the same steps bit for bit as the run that never stopped, on 1, 2 and 3 devices; the Trainer's
 parameter order; the worker's store set up before its first step; its command line. (The distributed
-job itself runs in notebook 12.)"""
+job itself runs in notebook 13.)"""
 import os
 
 import mxnet as mx
@@ -65,7 +65,7 @@ def test_the_trainer_keeps_the_networks_order():
 
 
 def test_init_store_puts_the_weights_on_the_store_before_any_step():
-    """The worker of notebook 12's job sets up its store before the first forward (init_store's docstring:
+    """The worker of notebook 13's job sets up its store before the first forward (init_store's docstring:
     set up inside the first step, a late pull of a weight can get the first gradients' sum). Here on a
     local store over two devices: after init_store, and before any step, the store holds every weight."""
     devices = CTX[:2]

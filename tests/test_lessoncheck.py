@@ -50,7 +50,7 @@ from helpers.train import sgd, loss, train_batch
 
 
 def _define(source, name, namespace=None, preamble=PREAMBLE):
-    """A function as a reader's notebook cell defines it (the names notebooks 04-12 import)."""
+    """A function as a reader's notebook cell defines it (the names notebooks 04-13 import)."""
     namespace, cell = {} if namespace is None else namespace, f'/tmp/ipykernel_0/{abs(hash(source))}.py'
     source = preamble + source
     linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)     # as IPython does for a cell
@@ -202,7 +202,7 @@ def sgd(params, lr, batch_size):
     for p in params:
         p = p - lr * p.grad / batch_size
 ''', 'update it in place'),
-    # ------------------------------------------------------------------ notebooks 07-12
+    # ------------------------------------------------------------------ notebooks 07-13
     'merge buffers dealt out in turn': ('helpers.kvstore.merge_buffer_owners', '''
 def merge_buffer_owners(sizes, k):
     k, sizes = checks.whole(k, 'k', 1), [checks.whole(s, 'a key size', 1) for s in sizes]

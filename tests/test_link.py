@@ -1,4 +1,4 @@
-"""Unit tests of helpers.link (notebooks 04, 05, 09-12): the emulated link's laws, its results against
+"""Unit tests of helpers.link (notebooks 04, 05, 09-13): the emulated link's laws, its results against
 copy_to, the Trainer's store over it, and its refusals.
 
 The laws are timed, with margins that hold on a loaded machine: a message's time is a deadline the

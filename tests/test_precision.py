@@ -1,4 +1,4 @@
-"""16-bit gradients on the wire and loss scaling (helpers.precision, notebook 12): exactly half the
+"""16-bit gradients on the wire and loss scaling (helpers.precision, notebook 13): exactly half the
 bytes for k = 1..8 and any size, the float16 sum on every device, what the cast does to small and large
 values, the dynamic scale's rule, a step that skips on overflow, and what MXNet's AMP does on CPU."""
 import mxnet as mx

@@ -36,7 +36,7 @@ LECTURES_START, LECTURES_END = '<!-- lectures:start -->', '<!-- lectures:end -->
 # page). Editorial; the screens and minutes are counted. A lecture is 90 minutes, a screen 2.5
 # minutes with the room's questions (docs/maintainers.md), so at most 36 screens a lecture.
 LECTURES = [('00', '01'), ('02', '03'), ('04',), ('05',), ('06',), ('07',), ('08',), ('09',), ('10',), ('11',),
-            ('12', 'where-next')]
+            ('12',), ('13', 'where-next')]
 MINUTES_PER_SCREEN = 2.5
 
 INTRO = """\

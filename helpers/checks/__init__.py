@@ -22,8 +22,9 @@ feeds every public helper wrong types and values to hold all of this.
 ``_kinds.py`` holds the policy's kinds of value (``whole``, ``positive``, ``devices``, ``arrays``,
 ...), which every helper uses; the guards of one helper's arguments live in the module of that
 helper's layer (``helpers.LAYERS``): ``_infrastructure.py``, ``_lessons.py``, ``_stores_and_jobs.py``,
-``_training.py`` (a guard several layers use: the lowest one's). A guard may use the kinds and the
-guards of its own layer and the layers below, as the helpers do.
+``_training.py`` (a guard several layers use: the lowest one's); a layer's module too long to hold
+is split by concern, ``_<layer>_<concern>.py`` (``_training_zero.py``: notebook 12's guards).
+A guard may use the kinds and the guards of its own layer and the layers below, as the helpers do.
 
 Importing this package imports neither MXNet nor NumPy, nor any other module of helpers/: the checks
 of numbers (:func:`whole`, :func:`positive`) serve processes that must not start MXNet (the node shim
@@ -36,9 +37,11 @@ from helpers.checks._infrastructure import *                 # noqa: F401,F403  
 from helpers.checks._lessons import *                        # noqa: F401,F403  split, comm, costmodel, models, buckets
 from helpers.checks._stores_and_jobs import *                # noqa: F401,F403  kvstore, placement
 from helpers.checks._training import *                       # noqa: F401,F403  train, dist_train, scaling, sharding, ...
-from helpers.checks import _infrastructure, _kinds, _lessons, _stores_and_jobs, _training
+from helpers.checks._training_zero import *                  # noqa: F401,F403  zero
+from helpers.checks import _infrastructure, _kinds, _lessons, _stores_and_jobs, _training, _training_zero
 
-__all__ = _kinds.__all__ + _infrastructure.__all__ + _lessons.__all__ + _stores_and_jobs.__all__ + _training.__all__
+__all__ = (_kinds.__all__ + _infrastructure.__all__ + _lessons.__all__ + _stores_and_jobs.__all__ + _training.__all__
+           + _training_zero.__all__)
 
 for _name in __all__:                 # each says it is this package's, as numpy.testing's names say numpy.testing:
     _obj = globals()[_name]           # the bad-input sweep (tests/test_bad_input.py) knows them by that name

@@ -393,7 +393,7 @@ def arrays(arrs, min_size=1, ring=False, floating=False):
     refused: the series' collectives add whole arrays, element by element), all of one shape and
     dtype, with at least ``min_size`` elements (MXNet cannot copy a zero-size array), and with
     ``ring``, at least one element per array (the ring cuts each into one chunk per device). With
-    ``floating`` (notebook 12's 16-bit allreduce, which casts to float16 on the way), only floating-point
+    ``floating`` (notebook 13's 16-bit allreduce, which casts to float16 on the way), only floating-point
     arrays: float16 holds every integer only up to 2048, so integers would come back wrong, where the
     plain allreduce adds them exactly. Nothing is copied before this passes, so a refused call leaves
     every array untouched.

@@ -259,7 +259,7 @@ def sends(losses, groups, wait, allreduce):
     function(allreduce, 'allreduce')
 
 
-# ---------------------------------------------- helpers.link (notebooks 04, 05, 09-12)
+# ---------------------------------------------- helpers.link (notebooks 04, 05, 09-13)
 def link(alpha, bandwidth):
     """The latency and bandwidth of ``helpers.link.Link`` (notebook 04): ``alpha`` >= 0 seconds, at
     most ``MAX_SECONDS``, and ``bandwidth`` > 0 bytes per second."""

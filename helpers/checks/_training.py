@@ -1,4 +1,4 @@
-"""The guards of the training helpers (``helpers.LAYERS``; notebooks 05-12): the training step and
+"""The guards of the training helpers (``helpers.LAYERS``; notebooks 05-13): the training step and
 loop, a worker of a distributed job, large batches and the speed-up model, flat and sharded
 replicas, loss scaling, accumulation and checkpoints.
 """
@@ -40,7 +40,7 @@ def replicas(device_params, devs):
 def update(params, lr, batch_size):
     """The arguments of minibatch SGD (notebook 05): NDArrays with gradients, a learning rate > 0
     and a batch size > 0 (0 would divide by zero: every weight inf or nan). A number, not only a
-    whole one: notebook 12 divides by its loss scale there."""
+    whole one: notebook 13 divides by its loss scale there."""
     parameters(params, grads=True)
     positive(lr, 'lr')
     positive(batch_size, 'batch_size')
@@ -329,9 +329,9 @@ def memory_cases(cases):
     return found
 
 
-# ------------------------ helpers.precision, helpers.accumulation, helpers.checkpoint (notebook 12)
+# ------------------------ helpers.precision, helpers.accumulation, helpers.checkpoint (notebook 13)
 def loss_scale(scale, updated, good_steps, growth_interval):
-    """The arguments of dynamic loss scaling (notebook 12): ``scale`` a finite number > 0, ``updated``
+    """The arguments of dynamic loss scaling (notebook 13): ``scale`` a finite number > 0, ``updated``
     True or False, ``0 <= good_steps < growth_interval`` (at or past it the scale would never grow
     again: the count only meets ``growth_interval`` going up by one); returns ``(scale, good_steps)``."""
     flag(updated, 'updated')
@@ -340,7 +340,7 @@ def loss_scale(scale, updated, good_steps, growth_interval):
 
 
 def scaled_step(device_params, devs, lr, scale):
-    """The arguments of a loss-scaled step (notebook 12): :func:`replicas`, a learning rate and a
+    """The arguments of a loss-scaled step (notebook 13): :func:`replicas`, a learning rate and a
     loss scale, each a finite number > 0 (a scale of nan would skip every step as an overflow)."""
     replicas(device_params, devs)
     positive(lr, 'lr')
@@ -348,7 +348,7 @@ def scaled_step(device_params, devs, lr, scale):
 
 
 def accumulation(micro_batches, device_params, devs, lr):
-    """The arguments of an accumulated step (notebook 12): a non-empty list of micro-batches
+    """The arguments of an accumulated step (notebook 13): a non-empty list of micro-batches
     ``(X, y)``, :func:`replicas` and a learning rate > 0. Nothing is computed before this passes."""
     replicas(device_params, devs)
     positive(lr, 'lr')
@@ -363,7 +363,7 @@ def accumulation(micro_batches, device_params, devs, lr):
 
 def checkpoint(prefix, net, trainer, device=None, load=False):
     """The arguments of ``save_checkpoint`` (a ``device`` the network lives on) and, with ``load``,
-    of ``load_checkpoint`` (a checkpoint at ``prefix`` that fits ``net`` and ``trainer``) (notebook 12).
+    of ``load_checkpoint`` (a checkpoint at ``prefix`` that fits ``net`` and ``trainer``) (notebook 13).
     Nothing is written before this passes, and with ``load`` every file and array was read and checked:
     a load that fails, fails here, before any weight or state has changed (:func:`checkpoint_files`).
     ``trainer`` must hold the network's parameters in the network's order, as ``adam_trainer`` makes
@@ -398,7 +398,7 @@ def _param_names(net):
 
 def checkpoint_files(prefix, net, trainer):
     """Read and check both files of a checkpoint against ``net`` and ``trainer`` before anything is
-    loaded (notebook 12): ``PREFIX.params`` must hold one array per parameter, in the network's order,
+    loaded (notebook 13): ``PREFIX.params`` must hold one array per parameter, in the network's order,
     each of the parameter's shape and dtype (the lesson saves them as a list: positions, no names, so
     that a network built later, whose Gluon names differ, can load them); ``PREFIX.states`` must be a
     ``Trainer``'s state (``Trainer.save_states``: the optimizer's state per parameter index, pickled,

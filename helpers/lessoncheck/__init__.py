@@ -1,5 +1,5 @@
 """Checks a reader can trust: every function a notebook teaches by hand, tried against the laws the
-series' own tests sweep (notebooks 03-12; the student edition of ``tools/assignments.py``).
+series' own tests sweep (notebooks 03-13; the student edition of ``tools/assignments.py``).
 
 Run ``check_<name>(fn)`` on your own version of a lesson function, e.g. ``check_allreduce_ring(allreduce_ring)``
 after writing notebook 04's ring. It tries the function on every case of every law -- odd and even
@@ -56,9 +56,10 @@ from helpers.lessoncheck.scaling import *                    # noqa: F401,F403  
 from helpers.lessoncheck.buckets import *                    # noqa: F401,F403  notebook 10
 from helpers.lessoncheck.buckets import _small_losses, _small_net  # noqa: F401  tests/test_buckets.py's net
 from helpers.lessoncheck.sharding import *                   # noqa: F401,F403  notebook 11
-from helpers.lessoncheck.precision import *                  # noqa: F401,F403  notebook 12
-from helpers.lessoncheck.accumulation import *               # noqa: F401,F403  notebook 12
-from helpers.lessoncheck.checkpoint import *                 # noqa: F401,F403  notebook 12
+from helpers.lessoncheck.zero import *                       # noqa: F401,F403  notebook 12
+from helpers.lessoncheck.precision import *                  # noqa: F401,F403  notebook 13
+from helpers.lessoncheck.accumulation import *               # noqa: F401,F403  notebook 13
+from helpers.lessoncheck.checkpoint import *                 # noqa: F401,F403  notebook 13
 
 # The public names: the machinery and every check; the laws and case lists are here too, for the tests
 # of each lesson's module, without being public.

@@ -1,4 +1,4 @@
-"""The laws and checks of :mod:`helpers.accumulation` (notebook 12): m micro-batches take one step of
+"""The laws and checks of :mod:`helpers.accumulation` (notebook 13): m micro-batches take one step of
 the whole batch, with one allreduce per parameter. ``tests/test_accumulation.py`` calls the same laws.
 """
 import numpy as np
@@ -21,7 +21,7 @@ def _micro_batches(m, b, seed):
 
 
 def law_accumulation_is_one_big_step(train_batch_accumulated, k, m, b, lr=0.1):
-    """Notebook 12: m micro-batches of b examples split over k devices, gradients added up
+    """Notebook 13: m micro-batches of b examples split over k devices, gradients added up
     (``grad_req='add'``) and ONE allreduce, take one SGD step of the whole batch of m * b examples
     (notebook 05's step, float64, to 1e-12), twice in a row; the replicas stay identical, the gradients
     are zero afterwards, and it returns the m * k loss sums."""
@@ -71,7 +71,7 @@ def law_accumulation_is_one_big_step(train_batch_accumulated, k, m, b, lr=0.1):
 
 
 def law_accumulation_communicates_once(train_batch_accumulated, k, m, b=2):
-    """Notebook 12: every transfer goes through ``send``, and a step of m micro-batches sends the
+    """Notebook 13: every transfer goes through ``send``, and a step of m micro-batches sends the
     bytes of ONE allreduce per parameter (notebook 04's ``allreduce``, or its naive or ring
     algorithm), whatever m."""
     from helpers.accumulation import accumulating_replica
@@ -101,7 +101,7 @@ ACCUMULATION_BYTES_CASES = [dict(k=k, m=m) for k, m in ((2, 1), (2, 3), (3, 2))]
 @lesson('helpers.accumulation.train_batch_accumulated',
         hint='forward_backward per micro-batch (grads add up); one allreduce per parameter; sgd by all n; zero')
 def check_train_batch_accumulated():
-    """Check your ``train_batch_accumulated(micro_batches, device_params, devices, lr, send)`` (notebook 12):
+    """Check your ``train_batch_accumulated(micro_batches, device_params, devices, lr, send)`` (notebook 13):
     one step of the whole batch, one allreduce."""
     return [
         Law('sends the bytes of one allreduce per parameter, whatever the number of micro-batches',

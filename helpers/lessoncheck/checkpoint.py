@@ -1,4 +1,4 @@
-"""The laws and checks of :mod:`helpers.checkpoint` (notebook 12): a run resumed from a checkpoint
+"""The laws and checks of :mod:`helpers.checkpoint` (notebook 13): a run resumed from a checkpoint
 takes, bit for bit, the steps of the run that never stopped. ``tests/test_checkpoint.py`` calls the
 same law.
 """
@@ -75,7 +75,7 @@ def _resume_why(after, again, files, loaded, role):
 
 
 def law_resumed_run_takes_the_same_steps(fn, k, role):
-    """Notebook 12: a run resumed from a checkpoint takes, bit for bit, the steps of the run that never
+    """Notebook 13: a run resumed from a checkpoint takes, bit for bit, the steps of the run that never
     stopped (LeNet with Adam on k devices); ``role`` says which half ``fn`` is, the other is the lesson's."""
     from helpers import checkpoint
     save, load = (fn, checkpoint.load_checkpoint) if role == 'save' else (checkpoint.save_checkpoint, fn)
@@ -89,7 +89,7 @@ def law_resumed_run_takes_the_same_steps(fn, k, role):
 
 @lesson('helpers.checkpoint.save_checkpoint', hint="nd.save the weights as device holds them; trainer.save_states")
 def check_save_checkpoint():
-    """Check your ``save_checkpoint(prefix, net, trainer, device)`` (notebook 12), resumed by the lesson's
+    """Check your ``save_checkpoint(prefix, net, trainer, device)`` (notebook 13), resumed by the lesson's
     ``load_checkpoint``."""
     return [Law('a run resumed from your checkpoint takes the steps of the run that never stopped, bit for bit',
                 lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'save'), CHECKPOINT_CASES,
@@ -98,7 +98,7 @@ def check_save_checkpoint():
 
 @lesson('helpers.checkpoint.load_checkpoint', hint='p.set_data(value) for each saved weight; trainer.load_states')
 def check_load_checkpoint():
-    """Check your ``load_checkpoint(prefix, net, trainer)`` (notebook 12), on the lesson's checkpoint."""
+    """Check your ``load_checkpoint(prefix, net, trainer)`` (notebook 13), on the lesson's checkpoint."""
     return [Law('a run resumed with your load_checkpoint takes the steps of the run that never stopped, bit for bit',
                 lambda fn, k: law_resumed_run_takes_the_same_steps(fn, k, 'load'), CHECKPOINT_CASES,
                 lambda k: f'LeNet with Adam on {k} device{"s" * (k > 1)}')]

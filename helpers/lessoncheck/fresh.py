@@ -1,4 +1,4 @@
-"""The grade of a check, given where the notebook's cells cannot reach it (notebooks 03-12; the hidden
+"""The grade of a check, given where the notebook's cells cannot reach it (notebooks 03-13; the hidden
 test of every check cell of the student edition, ``tools/assignments.py``).
 
 A check cell runs the check in the student's kernel, where every earlier cell has run: a cell that
@@ -50,7 +50,7 @@ class _Said:
 def graded(qualname, cells):
     """Run lesson ``qualname``'s check in a fresh Python on the function the kernel's ``cells`` (its
     input history, ``In``) define; print what passed, or raise ``CheckFailed`` with the report
-    (notebooks 03-12; the hidden test of each check cell of the student edition)."""
+    (notebooks 03-13; the hidden test of each check cell of the student edition)."""
     from helpers import checks
     from helpers.lessoncheck.machinery import CHECKS, CheckFailed, find
     qualname = checks.text(qualname, 'qualname (a lesson)')

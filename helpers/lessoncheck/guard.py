@@ -1,4 +1,4 @@
-"""What keeps a check honest (notebooks 03-12): the function checked must be the reader's own, and it
+"""What keeps a check honest (notebooks 03-13): the function checked must be the reader's own, and it
 must leave the check alone.
 
 * **Not the series' own.** While lesson ``helpers.module.name`` is checked, the installed lesson (the
@@ -154,7 +154,7 @@ _WATCHED = ('numpy', 'numpy.linalg', 'numpy.testing', 'mxnet.ndarray', 'mxnet.nd
 
 
 def snapshot():
-    """What the check relies on (notebooks 03-12): every function and class of every module of ``helpers``
+    """What the check relies on (notebooks 03-13): every function and class of every module of ``helpers``
     (the checks' too) and of NumPy, MXNet's arrays and autograd, the Trainer, Python's builtins, and
     what the classes those modules define hold, as ``{where: (owner, name, object, its code)}``."""
     held = {}

@@ -1,7 +1,7 @@
-"""The machinery of :mod:`helpers.lessoncheck` (notebooks 03-12): a :class:`Law`, what a broken one
+"""The machinery of :mod:`helpers.lessoncheck` (notebooks 03-13): a :class:`Law`, what a broken one
 raises (:class:`Broken`), the sweep (:func:`run`) and its :class:`Report`, the registry of checks
 (:func:`lesson`, :data:`CHECKS`, :func:`find`, :func:`verify`), and what every room's laws share: the
-CPU stand-ins they run on, notebooks 05-12's toy problem (:func:`tiny_data`), values in words.
+CPU stand-ins they run on, notebooks 05-13's toy problem (:func:`tiny_data`), values in words.
 """
 import contextlib
 import sys
@@ -18,7 +18,7 @@ __all__ = ['Broken', 'CheckFailed', 'Law', 'Report', 'CHECKS', 'lesson', 'run', 
 
 
 class Broken(AssertionError):
-    """A law that does not hold for one case (notebooks 03-12): what went wrong, what was expected,
+    """A law that does not hold for one case (notebooks 03-13): what went wrong, what was expected,
     what came back, and why, where the law can tell; ``replay``: a :class:`helpers.replay.Replay` of
     the function, for collectives."""
 
@@ -38,7 +38,7 @@ class Broken(AssertionError):
 
 
 class CheckFailed(Exception):
-    """What a failing ``check_...`` raises (notebooks 03-12): Jupyter shows its report, not a
+    """What a failing ``check_...`` raises (notebooks 03-13): Jupyter shows its report, not a
     traceback, and nbgrader counts the cell as failed."""
 
     def __init__(self, report):
@@ -51,7 +51,7 @@ class CheckFailed(Exception):
 
 
 class Law:
-    """One law of a lesson function (notebooks 03-12): ``says`` (words), ``test(fn, **case)``, the
+    """One law of a lesson function (notebooks 03-13): ``says`` (words), ``test(fn, **case)``, the
     ``cases`` to sweep (dicts, smallest first) and ``case_words(**case)``."""
 
     def __init__(self, says, test, cases, case_words):
@@ -59,7 +59,7 @@ class Law:
 
 
 class Report:
-    """The outcome of one check (notebooks 03-12): ``passed`` [(law, cases, seconds)], and for a
+    """The outcome of one check (notebooks 03-13): ``passed`` [(law, cases, seconds)], and for a
     failure ``law``, ``case`` (words), ``broken`` (a :class:`Broken`) or ``not_written``."""
 
     def __init__(self, name):
@@ -158,7 +158,7 @@ def _unwritten(tb, name, fn):
 
 
 def run(name, fn, laws, qualname=None):
-    """Sweep ``laws`` over ``fn``, smallest case first; stop at the first failure (notebooks 03-12).
+    """Sweep ``laws`` over ``fn``, smallest case first; stop at the first failure (notebooks 03-13).
     With ``qualname`` (the lesson's), ``fn`` must be the reader's own: not the installed lesson, and
     calling it fails (:mod:`helpers.lessoncheck.guard`); a function that changes the check while it
     runs fails too. Returns a :class:`Report`; prints and raises nothing."""
@@ -228,7 +228,7 @@ CHECKS = {}          # 'helpers.module.name' -> check_name: the lessons that hav
 
 def lesson(qualname, hint, points=1, methods=None):
     """Register ``check_<name>``, a function returning the laws of lesson ``qualname``, as the check
-    of that lesson (notebooks 03-12; ``tools/assignments.py`` reads :data:`CHECKS`): the decorated
+    of that lesson (notebooks 03-13; ``tools/assignments.py`` reads :data:`CHECKS`): the decorated
     name becomes ``check_<name>(fn)``, which prints a report or raises :class:`CheckFailed`.
     ``hint``: the one line the stub in the student edition keeps; ``points``: nbgrader's points;
     ``methods``: for a lesson class, the methods that are the exercise (default: every method), the
@@ -259,7 +259,7 @@ def lesson(qualname, hint, points=1, methods=None):
 
 
 def find(qualname):
-    """The check of lesson ``qualname``, or None (notebooks 03-12; ``tools/assignments.py``): registered
+    """The check of lesson ``qualname``, or None (notebooks 03-13; ``tools/assignments.py``): registered
     under that name, or under another name of the same function -- ``helpers.dist.run_local_job`` is
     ``helpers.job.run_local_job``, re-exported."""
     checks.text(qualname, 'qualname (a lesson)')
@@ -282,7 +282,7 @@ def _resolve(qualname):
 
 def verify(qualname, fn):
     """The :class:`Report` of lesson ``qualname``'s check on ``fn``, without printing or raising
-    (notebooks 03-12; for tests and tools)."""
+    (notebooks 03-13; for tests and tools)."""
     check = find(checks.text(qualname, 'qualname (a lesson)'))
     if check is None:
         raise ValueError(f'qualname (a lesson) must name a lesson with a check, e.g. '

@@ -1,4 +1,4 @@
-"""The laws and checks of :mod:`helpers.precision` (notebook 12): the float16 allreduce (the sum of
+"""The laws and checks of :mod:`helpers.precision` (notebook 13): the float16 allreduce (the sum of
 the rounded inputs, half the bytes), the dynamic loss scale, and the loss-scaled step that skips an
 overflow. ``tests/test_precision.py`` calls the same laws.
 """
@@ -17,7 +17,7 @@ FP16_CASES = sorted([dict(k=k, n=n, seed=7 * k + n) for k in range(1, 9) for n i
 
 
 def law_fp16_sums(allreduce_fp16, k, n, seed):
-    """Notebook 12: in place, every device ends with the sum of the float16-rounded inputs (added up in
+    """Notebook 13: in place, every device ends with the sum of the float16-rounded inputs (added up in
     float16: to k float16 roundings), identical bits on every device, in the arrays' own dtype."""
     rng = np.random.default_rng(seed)
     xs = [rng.standard_normal(n).astype(np.float32) for _ in range(k)]
@@ -61,7 +61,7 @@ def _allreduce_bytes(k, shapes, dtype):
 
 
 def law_fp16_bytes_are_half(allreduce_fp16, k, n):
-    """Notebook 12: every transfer goes through ``send``, and each device sends exactly half the bytes
+    """Notebook 13: every transfer goes through ``send``, and each device sends exactly half the bytes
     of the same allreduce of the float32 arrays (notebook 04's ``allreduce``, or its naive or ring
     algorithm), in the same number of messages."""
     from helpers.comm import CommStats
@@ -91,7 +91,7 @@ SCALE_CASES = [dict(updates=u, interval=i, scale=s) for u, i, s in (
 
 
 def _scale_rule(updates, interval, scale):
-    """Notebook 12's dynamic loss scale, step by step: ``[(scale, good steps)]`` after each step."""
+    """Notebook 13's dynamic loss scale, step by step: ``[(scale, good steps)]`` after each step."""
     good, out = 0, []
     for updated in updates:
         if not updated:
@@ -104,7 +104,7 @@ def _scale_rule(updates, interval, scale):
 
 
 def law_next_scale(next_scale, updates, interval, scale):
-    """Notebook 12: after a step that overflowed (``updated`` False) the scale halves and the count of
+    """Notebook 13: after a step that overflowed (``updated`` False) the scale halves and the count of
     good steps starts again from 0; after ``growth_interval`` good steps in a row it doubles (count 0);
     otherwise it stays and the count grows by one. The default interval is 2000."""
     want, s, good, history = _scale_rule(updates, interval, scale), scale, 0, []
@@ -145,7 +145,7 @@ FP16_STEP_CASES = [dict(k=k, n=n, scale=s, overflows=s > 2 ** 20) for k, n in ((
 
 
 def law_fp16_step(train_batch_fp16, k, n, scale, overflows, lr=0.1):
-    """Notebook 12: a loss-scaled step whose float16 gradients overflow returns False and leaves every
+    """Notebook 13: a loss-scaled step whose float16 gradients overflow returns False and leaves every
     weight alone; otherwise it returns True and takes notebook 05's step (float32 on the wire) to
     float16 rounding (1e-4), the replicas identical to the last bit."""
     from helpers.models import init_lenet_params, replicate_params
@@ -197,7 +197,7 @@ def _power(x):
 
 @lesson('helpers.precision.allreduce_fp16', hint='float16 copies (astype), allreduce them, cast back into the grads')
 def check_allreduce_fp16():
-    """Check your ``allreduce_fp16(grads, send)`` (notebook 12): the float16 sum, in place, half the bytes."""
+    """Check your ``allreduce_fp16(grads, send)`` (notebook 13): the float16 sum, in place, half the bytes."""
     return [
         Law('in place, every device ends with the sum of the float16-rounded inputs, identical bits, float32 kept '
             '(k = 1-8)', law_fp16_sums, FP16_CASES,
@@ -211,7 +211,7 @@ def check_allreduce_fp16():
 @lesson('helpers.precision.next_scale',
         hint='overflow: (scale / 2, 0); else count it; interval reached: (scale * 2, 0)')
 def check_next_scale():
-    """Check your ``next_scale(scale, updated, good_steps, growth_interval)`` (notebook 12)."""
+    """Check your ``next_scale(scale, updated, good_steps, growth_interval)`` (notebook 13)."""
     return [Law('an overflow halves the scale and resets the count; growth_interval good steps in a row double it',
                 law_next_scale, SCALE_CASES,
                 lambda updates, interval, scale: f'scale {_power(scale)}, growth_interval {interval}, steps '
@@ -221,7 +221,7 @@ def check_next_scale():
 @lesson('helpers.precision.train_batch_fp16',
         hint='loss sum * scale / batch; backward; allreduce_fp16; overflow: return False; else sgd by scale')
 def check_train_batch_fp16():
-    """Check your ``train_batch_fp16(X, y, device_params, devices, lr, scale)`` (notebook 12): it skips an
+    """Check your ``train_batch_fp16(X, y, device_params, devices, lr, scale)`` (notebook 13): it skips an
     overflowing step and otherwise takes notebook 05's step."""
     return [Law("an overflowing step is skipped (False, weights unchanged); otherwise notebook 05's step to float16 "
                 "rounding (True), the replicas identical", law_fp16_step, FP16_STEP_CASES,
