@@ -125,7 +125,9 @@ def test_memory_per_device_from_mxnets_counters():
         for stage, (formula, state) in want.items():
             m = found[k, stage]
             assert m['weights'] == [formula['weights']] * k and m['gradients'] == [formula['gradients']] * k, stage
-            assert m['optimizer state'] == state, stage
+            # the updaters' state, by what deleting them frees: once, in a fresh-clone run, a 4-byte scalar of the
+            # step was freed with them ([4200, 4204] for [4200, 4200]); a few bytes, never an array's worth
+            assert all(0 <= got - want <= 16 for got, want in zip(m['optimizer state'], state)), (stage, m)
         peaks = {s: max(found[k, s]['peak']) for s in zero.STAGES + ('ZeRO-3 under autograd',)}
         assert peaks['ZeRO-3'] < peaks['ZeRO-2'] < peaks['replicated']
         kept = found[k, 'ZeRO-3 under autograd']
