@@ -73,7 +73,7 @@ def lab_server(log, env=None, timeout=120):
         # make, JupyterLab and its kernels: a kernel leads a session of its own, and a JupyterLab
         # given SIGTERM while a kernel runs can hang in its shutdown, its port already closed (a
         # server and a kernel of a fresh-clone run were still there 38 minutes after it ended).
-        left = procs.kill_group(proc, grace=20)
+        left = procs.kill_group(proc, grace=5)        # then SIGKILL: a hung shutdown costs 5 s, not 20
         assert not left, f'JupyterLab left processes behind: {left}'
     time.sleep(0.5)
     with socket.socket() as s:  # no one listens on the port any more: the server is gone
