@@ -43,7 +43,7 @@ def start_page():
 
 
 @contextlib.contextmanager
-def lab_server(log, env=None, timeout=120):
+def lab_server(log, env=None, timeout=120, args=''):
     """Run `make lab` on a free port of a loopback address of its own; yield ``(base_url, log)`` once
     the REST API answers. Stops the server and everything it started on exit, and checks that the
     port is free again. The address of its own: two test suites at once (two clones) could otherwise
@@ -53,7 +53,7 @@ def lab_server(log, env=None, timeout=120):
     port = _free_port(host)
     proc = subprocess.Popen(
         ['make', '--no-print-directory', 'lab', f'LAB_IP={host}', f'LAB_PORT={port}',
-         f'LAB_ARGS=--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False'],
+         f'LAB_ARGS=--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False {args}'.rstrip()],
         cwd=ROOT, stdout=open(log, 'w'), stderr=subprocess.STDOUT, start_new_session=True,
         env={**os.environ, 'PYTHONUNBUFFERED': '1', **(env or {})})
     try:
