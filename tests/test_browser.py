@@ -368,10 +368,10 @@ def test_jupyterlab_opens_every_aside_closed_under_its_heading(context, tmp_path
     traffic = Traffic(context)
     page = context.new_page()
     with lab_server(tmp_path / 'lab.log', env=_lab_env(tmp_path, all_cells=False), args=LAB_EXPOSED) as (base, log):
+        cells = lambda panel: f'[...document.querySelectorAll(`{panel} .jp-Cell`)]'
         panel = _lab_open(page, base, os.path.relpath(probe, ROOT), wait_for=lambda panel: (   # the flag's text hidden
-            f'() => [...document.querySelectorAll(`{panel} .jp-Cell`)].some(c => c.textContent.trim() === "Heading flag")'
-            f' && ![...document.querySelectorAll(`{panel} .jp-Cell`)].some(c => c.textContent.trim() === "Text flag."'
-            ' && c.checkVisibility())'))
+            f'() => {cells(panel)}.some(c => c.textContent.trim() === "Heading flag")'
+            f' && !{cells(panel)}.some(c => c.textContent.trim() === "Text flag." && c.checkVisibility())'))
         sources = [c.source for c in nbformat.read(probe, as_version=4).cells]
         shown = dict(zip(sources, [c['shown'] for c in page.evaluate(LAB_CELLS, panel)]))
         assert not shown['Text flag.'], 'jp-MarkdownHeadingCollapsed did not hide the cell after its heading'
