@@ -21,7 +21,9 @@ recorded with the gathered weights keeps them all alive, and nothing would be sa
 an :class:`mxnet.autograd.Function` (:class:`ZeroLayer`), which autograd records as one operator that
 keeps nothing but what the Function saves itself: the layer's input and output. Its ``forward``
 gathers, computes (:func:`dense`) and returns; its ``backward`` gathers again, computes the gradients
-by hand (:func:`dense_grads`) and reduce-scatters them. A :class:`Fetcher` does the gathering; with
+by hand (:func:`dense_grads`), reduce-scatters the weights' gradient into the model's buffers and
+returns only the input's: MXNet ends a Function's backward when what it returns is written, so the
+layer below starts while the reduce-scatter is on the wire. A :class:`Fetcher` does the gathering; with
 ``prefetch`` it starts the next layer's gather while this layer computes.
 
 The lesson functions (:func:`mine`, :func:`shard`, :func:`gather`, :func:`unpack`, :func:`dense`,
@@ -169,26 +171,27 @@ class Fetcher:
 
 
 class ZeroLayer(autograd.Function):
-    """One dense layer on every device at once, called as ``ZeroLayer(unit, j, fetch, send)(*shards,
-    *xs)``: its whole weights fetched in forward and again in backward, never kept (notebook 12)."""
+    """One dense layer on every device at once, called as ``ZeroLayer(unit, j, fetch, grads,
+    send)(*xs)``: its whole weights fetched in forward and again in backward, never kept; its backward
+    reduce-scatters the weights' gradient into ``grads`` and returns the inputs' (notebook 12)."""
 
-    def __init__(self, unit, j, fetch, send=copy_to):
+    def __init__(self, unit, j, fetch, grads, send=copy_to):
         super().__init__()
-        self.unit, self.j, self.fetch, self.send = checks.zero_layer(unit, j, fetch, send)
+        self.unit, self.j, self.fetch, self.grads, self.send = checks.zero_layer(unit, j, fetch, grads, send)
 
-    def forward(self, *args):
-        xs = args[len(args) // 2:]                    # the k shards come first, then the k inputs
-        ws = self.fetch(self.j, +1, xs)               # every device: the whole layer
-        ys = [dense(x, w, self.unit) for x, w in zip(xs, ws)]
-        self.save_for_backward(xs, ys)                # not ws: they go when forward returns
+    def forward(self, *xs):
+        ys = [dense(x, w, self.unit) for x, w in zip(xs, self.fetch(self.j, +1, xs))]   # the whole layer, fetched
+        self.save_for_backward(xs, ys)                # not the weights: they go when forward returns
         return tuple(ys)
 
     def backward(self, *dys):
         (xs, ys), self.saved_tensors = self.saved_tensors, ()     # and let them go (aside)
         ws = self.fetch(self.j, -1, xs)               # gathered again
         dxs, dws = zip(*[dense_grads(x, y, dy, w, self.unit) for x, y, dy, w in zip(xs, ys, dys, ws)])
-        reduce_scatter(list(dws), self.send)          # device i: the sum of its chunk
-        return tuple(mine(dw, i, len(dws)) for i, dw in enumerate(dws)) + dxs
+        reduce_scatter(list(dws), self.send)          # device i: the sum of its chunk ...
+        for i, (dw, g) in enumerate(zip(dws, self.grads)):
+            mine(dw, i, len(dws)).copyto(g)           # ... into its buffer, while the layer below runs
+        return dxs                                    # only what the layer below waits for
 
 
 def make_model(flats, units, devices, stage=3):
@@ -202,23 +205,21 @@ def make_model(flats, units, devices, stage=3):
 
 
 def attach_grads(model):
-    """A gradient buffer the size of each shard: backward writes each shard's gradient there
-    (notebook 12). Returns the model with them."""
+    """A gradient buffer the size of each shard: each layer's backward writes its shard of the summed
+    gradient there (notebook 12). Returns the model with them."""
     grads = [[nd.zeros_like(s) for s in ss] for ss in checks.zero_model(model, grads=False).shards]
-    for ss, gs in zip(model.shards, grads):
-        autograd.mark_variables(ss, gs)
     return model._replace(grads=grads)
 
 
 def train_batch_zero(X, y, model, devices, updaters, send=copy_to, prefetch=False):
     """One ZeRO-2 or ZeRO-3 step: forward and backward layer by layer through :class:`ZeroLayer`,
     then each device updates its shards only (ZeRO-2: and all-gathers the weights) (notebook 12)."""
-    checks.zero_step(model, devices, updaters, prefetch)
-    X_shards, y_shards = split_batch(X, y, devices)
+    X_shards, y_shards = split_batch(X, y, checks.zero_step(model, devices, updaters, prefetch))
+    autograd.mark_variables(X_shards, [nd.zeros_like(x) for x in X_shards])     # the batch needs a gradient (aside)
     fetch = Fetcher(model.shards, send, prefetch) if model.full is None else lambda j, step, xs: model.full[j]
     with autograd.record():
         for j, unit in enumerate(model.units):
-            X_shards = ZeroLayer(unit, j, fetch, send)(*model.shards[j], *X_shards)
+            X_shards = ZeroLayer(unit, j, fetch, model.grads[j], send)(*X_shards)
         ls = [loss(h, ys) for h, ys in zip(X_shards, y_shards)]
     autograd.backward(ls)                             # last layer first, each reduce-scatters its gradient
     nd.waitall()                                      # before any update: the backward reads the shards
@@ -277,7 +278,7 @@ def train_batch_gathered(X, y, model, devices, updaters, send=copy_to):
     gathered right before its forward, inside ``autograd.record()``, and used by ordinary operators;
     autograd keeps what they need for backward, the gathered weights included, until ``backward``.
     The gradients of the gathered weights are then reduce-scattered, and each device updates its shard."""
-    k = checks.zero_step(model, devices, updaters)
+    k = len(checks.zero_step(model, devices, updaters))
     if model.full is not None:
         raise ValueError('model must be a ZeRO-3 model (make_model(..., stage=3)): this step gathers the shards')
     X_shards, y_shards = split_batch(X, y, devices)

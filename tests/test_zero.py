@@ -164,9 +164,10 @@ def test_two_gpus_are_refused_before_anything_is_allocated(monkeypatch):
 
 def test_a_step_that_updates_before_the_backward_ends_is_never_run():
     """The step waits for the backward pass before it updates (train_batch_zero's nd.waitall()): the
-    backward of a ZeroLayer, run later by the engine, reads the shards, and MXNet orders work by the
-    order it is pushed in; an update pushed first would be waited for by the backward, which the update
-    itself waits for. The lesson keeps that line."""
+    backward of a ZeroLayer, run later by the engine, reads the shards and writes the gradient
+    buffers, and MXNet orders work on an array by the order it is pushed in; an update pushed first
+    would change the shards before the gathers read them and read the buffers before the copy into
+    them: silently wrong, not a hang. The lesson keeps that line."""
     assert 'nd.waitall()' in lessons.definition('helpers.zero.train_batch_zero')
     assert '(xs, ys), self.saved_tensors = self.saved_tensors, ()' in lessons.definition('helpers.zero.ZeroLayer')
 
@@ -204,6 +205,9 @@ WRONG = {
     'dx through the weight, not its transpose': ('helpers.zero.dense_grads', ('W.T,', 'W,')),
     'a prefetch that is gathered twice': ('helpers.zero.Fetcher', ('self.ahead.pop(j, None) or ', '')),
     'no reduce-scatter': ('helpers.zero.ZeroLayer', ('reduce_scatter(list(dws), self.send)', 'pass')),
+    'the shard gradients never copied out': ('helpers.zero.ZeroLayer', ('mine(dw, i, len(dws)).copyto(g)', 'pass')),
+    'no gradient for the batch': ('helpers.zero.train_batch_zero',
+                                  ('autograd.mark_variables(X_shards, [nd.zeros_like(x) for x in X_shards])', 'pass')),
     'ZeRO-2 without the all-gather of the new weights': ('helpers.zero.train_batch_zero',
                                                           ('all_gather(model.full[j], send)', 'pass')),
 }

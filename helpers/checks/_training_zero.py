@@ -168,10 +168,11 @@ def fetcher(values, send, prefetch):
     return _model_shards(values, 'shards'), function(send, 'send'), flag(prefetch, 'prefetch')
 
 
-def zero_layer(unit, j, fetch, send):
-    """A :class:`helpers.zero.ZeroLayer`'s unit, its index ``j`` and its fetch and send functions
-    (notebook 12); returns them."""
-    return _unit(unit, 'unit'), whole(j, 'j', 0), function(fetch, 'fetch'), function(send, 'send')
+def zero_layer(unit, j, fetch, grads, send):
+    """A :class:`helpers.zero.ZeroLayer`'s unit, its index ``j``, its fetch function, the gradient
+    buffers of its shards (one per device) and its send function (notebook 12); returns them."""
+    unit_shards(grads, 'grads')
+    return _unit(unit, 'unit'), whole(j, 'j', 0), function(fetch, 'fetch'), list(grads), function(send, 'send')
 
 
 def zero_parts(flats, values, devs, stage):
@@ -210,7 +211,7 @@ def zero_model(model, grads=True):
 def zero_step(model, devs, updaters, prefetch=False):
     """The input of a ZeRO-2 or ZeRO-3 step (notebook 12): a :func:`zero_model` with gradients, its
     shards on ``devs`` (one per device), one optimizer updater per device, and whether to prefetch;
-    returns ``k``."""
+    returns the devices."""
     zero_model(model)
     flag(prefetch, 'prefetch')
     devs = devices(devs)
@@ -224,7 +225,7 @@ def zero_step(model, devs, updaters, prefetch=False):
     for i, u in enumerate(updaters):
         if not callable(u):
             raise TypeError(f'updaters[{i}] must be callable, e.g. mx.optimizer.get_updater(opt), got {_short(u)}')
-    return len(devs)
+    return devs
 
 
 def stage_cases(cases, stages):

@@ -206,13 +206,12 @@ def law_zero_layer(ZeroLayer, k, n=5):
     from helpers.zero import Fetcher, dense, dense_grads, gather, mine
     units, flats, shards = _units_and_shards(k)
     grads = [nd.zeros_like(s) for s in shards[0]]
-    autograd.mark_variables(shards[0], grads)
     xs = [_flat(n * units[0].fan_in, 7 + i).reshape((n, units[0].fan_in)).as_in_context(CPU[i]) for i in range(k)]
     dys = [_flat(n * units[0].fan_out, 20 + i).reshape((n, units[0].fan_out)).as_in_context(CPU[i]) for i in range(k)]
     for x in xs:
         x.attach_grad()
     with autograd.record():
-        ys = ZeroLayer(units[0], 0, Fetcher(shards, copy_to), copy_to)(*shards[0], *xs)
+        ys = ZeroLayer(units[0], 0, Fetcher(shards, copy_to), grads, copy_to)(*xs)
         ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     autograd.backward(ys, dys)
     nd.waitall()
@@ -227,14 +226,14 @@ def law_zero_layer(ZeroLayer, k, n=5):
         dx, dw = dense_grads(x.detach(), want, dy, full.as_in_context(CPU[i]), units[0])
         if not np.allclose(x.grad.asnumpy(), dx.asnumpy(), rtol=1e-12, atol=1e-12):
             raise Broken(f'device {i}\'s input gradient', expected=_fmt(dx.asnumpy()), got=_fmt(x.grad.asnumpy()),
-                         why='backward returns the shards\' gradients first, then the k input gradients dx')
+                         why='backward returns the k input gradients dx, and only them')
         total = dw.asnumpy() if total is None else total + dw.asnumpy()
     for i, g in enumerate(grads):
         want = mine(nd.array(total, dtype='float64'), i, k).asnumpy()
         if not np.allclose(g.asnumpy(), want, rtol=1e-12, atol=1e-12):
             raise Broken(f'device {i}\'s shard gradient ({k} devices)', expected=_fmt(want), got=_fmt(g.asnumpy()),
-                         why='reduce_scatter the k flat gradients, then give device i mine(dw_i, i, k): its chunk of '
-                             'the sum over the devices')
+                         why='reduce_scatter the k flat gradients, then copy mine(dw_i, i, k), its chunk of the sum '
+                             'over the devices, into grads[i]')
 
 
 def law_make_model(make_model, k, stage):
@@ -263,7 +262,8 @@ def law_make_model(make_model, k, stage):
 
 
 def law_attach_grads(attach_grads, k):
-    """Notebook 12: a zero gradient buffer of each shard's shape, beside it, which backward writes."""
+    """Notebook 12: a zero gradient buffer of each shard's shape, beside it: an array of its own, which
+    the backward writes and the update reads."""
     from helpers.zero import Model, init_mlp, mlp_units, shard
     units = mlp_units([3, 2])
     flats = init_mlp(units, 0, 'float64')
@@ -272,12 +272,11 @@ def law_attach_grads(attach_grads, k):
         if g.shape != s.shape or g.context != s.context or g.asnumpy().any():
             raise Broken(f'device {i}\'s gradient buffer', expected=f'zeros {s.shape} on {s.context}',
                          got=f'{g.shape} on {g.context}')
-    with autograd.record():
-        total = sum((s * 2).sum() for s in model.shards[0])
-    total.backward()
-    if any((g.asnumpy() != 2).any() for g in model.grads[0]):
-        raise Broken('backward must write each shard\'s gradient into its buffer',
-                     why='autograd.mark_variables(shards, grads)')
+    for g in model.grads[0]:
+        g[:] = 2
+    if any((s.asnumpy() == 2).all() for s in model.shards[0]) or any((g.asnumpy() != 2).any() for g in model.grads[0]):
+        raise Broken('each gradient buffer must be an array of its own: writing it changes no shard and no '
+                     'other buffer', why='nd.zeros_like(s) for each shard s')
 
 
 STEP_CASES = [dict(k=k, stage=s, prefetch=p) for k, s, p in ((1, 3, False), (2, 2, False), (2, 3, True), (3, 3, False),
@@ -387,9 +386,9 @@ def check_Fetcher():
 
 
 @lesson('helpers.zero.ZeroLayer', hint='forward: fetch, dense, save xs, ys; backward: fetch, dense_grads, '
-                                       'reduce_scatter, chunks, dxs')
+                                       'reduce_scatter, each chunk into grads, return dxs')
 def check_ZeroLayer():
-    """Check your ``ZeroLayer(unit, j, fetch, send)`` (notebook 12)."""
+    """Check your ``ZeroLayer(unit, j, fetch, grads, send)`` (notebook 12)."""
     return [Law("dense with the whole weights; backward: each shard's chunk of the summed gradient, each input's own",
                 law_zero_layer, LAYER_CASES, lambda k: f'one layer on {k} device{"s" * (k > 1)}')]
 
@@ -402,15 +401,15 @@ def check_make_model():
                 lambda k, stage: f'ZeRO-{stage} on {k} device{"s" * (k > 1)}')]
 
 
-@lesson('helpers.zero.attach_grads', hint='zeros_like each shard; autograd.mark_variables(shards, grads); _replace')
+@lesson('helpers.zero.attach_grads', hint='nd.zeros_like each shard; model._replace(grads=...)')
 def check_attach_grads():
     """Check your ``attach_grads(model)`` (notebook 12)."""
-    return [Law("a zero buffer beside each shard, which backward writes", law_attach_grads,
+    return [Law("a zero buffer of its own beside each shard", law_attach_grads,
                 [dict(k=k) for k in (1, 2, 3)], lambda k: f'{k} device{"s" * (k > 1)}')]
 
 
-@lesson('helpers.zero.train_batch_zero', hint='ZeroLayer per unit under record; backward; waitall; update each '
-                                              'shard (ZeRO-2: all_gather)')
+@lesson('helpers.zero.train_batch_zero', hint='mark the batch with gradients; ZeroLayer per unit under record; '
+                                              'backward; waitall; update each shard (ZeRO-2: all_gather)')
 def check_train_batch_zero():
     """Check your ``train_batch_zero(X, y, model, devices, updaters, send, prefetch)`` (notebook 12)."""
     return [
