@@ -386,7 +386,7 @@ def check_Fetcher():
 
 
 @lesson('helpers.zero.ZeroLayer', hint='forward: fetch, dense, save xs, ys; backward: fetch, dense_grads, '
-                                       'reduce_scatter, each chunk into grads, return dxs')
+                                       'reduce_scatter into grads, dxs')
 def check_ZeroLayer():
     """Check your ``ZeroLayer(unit, j, fetch, grads, send)`` (notebook 12)."""
     return [Law("dense with the whole weights; backward: each shard's chunk of the summed gradient, each input's own",
@@ -408,8 +408,8 @@ def check_attach_grads():
                 [dict(k=k) for k in (1, 2, 3)], lambda k: f'{k} device{"s" * (k > 1)}')]
 
 
-@lesson('helpers.zero.train_batch_zero', hint='mark the batch with gradients; ZeroLayer per unit under record; '
-                                              'backward; waitall; update each shard (ZeRO-2: all_gather)')
+@lesson('helpers.zero.train_batch_zero', hint='batch marked; ZeroLayer per unit, recorded; backward; waitall; '
+                                              'update shards (ZeRO-2: all_gather)')
 def check_train_batch_zero():
     """Check your ``train_batch_zero(X, y, model, devices, updaters, send, prefetch)`` (notebook 12)."""
     return [
