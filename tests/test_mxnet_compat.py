@@ -206,3 +206,23 @@ def test_a_fresh_process_gets_the_stand_in_default_before_mxnet_starts(tmp_path,
     out = _python(code, tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [preset or compat.ENGINE_DEFAULTS['MXNET_CPU_TEMP_COPY']]
+
+
+def test_import_mxnet_takes_distutils_from_the_standard_library_where_python_has_it(tmp_path):
+    """Python 3.9-3.11: MXNet's `from distutils.version import ...` no longer imports all of setuptools
+    (module docstring, "A faster import"); 3.12 and later: setuptools' copy, the only one. Either way
+    MXNet gets the two classes it reads, without a warning, and setuptools still imports after it."""
+    result = _python("import sys; import mxnet; from distutils.version import LooseVersion, StrictVersion; "
+                     "print('setuptools' in sys.modules, sys.modules['distutils'].__file__); "
+                     "import setuptools; print(LooseVersion('1.10') > LooseVersion('1.9'))", tmp_path)
+    assert result.returncode == 0, result.stderr
+    (setuptools, distutils), after = result.stdout.split('\n')[0].split(), result.stdout.split('\n')[1]
+    stdlib = sys.version_info < (3, 12)
+    assert setuptools == str(not stdlib) and ('setuptools' in distutils) == (not stdlib), result.stdout
+    assert after == 'True' and 'DeprecationWarning' not in result.stderr, result.stderr
+
+
+def test_stdlib_distutils_leaves_an_imported_distutils_and_the_finders_alone(monkeypatch):
+    finders = list(sys.meta_path)
+    monkeypatch.setitem(sys.modules, 'distutils', types.ModuleType('distutils'))
+    assert compat.stdlib_distutils() is None and sys.meta_path == finders

@@ -1,0 +1,56 @@
+"""``import mxnet`` in a fresh process: the venv as it is (helpers/_mxnet_compat.py imports the
+standard library's ``distutils.version`` first, on Python 3.9-3.11) against the same import after
+``import setuptools`` (what every process paid before: setuptools' ``distutils-precedence.pth`` made
+MXNet's ``from distutils.version import ...`` import all of setuptools), side by side in one run.
+
+    python benchmarks/import_mxnet.py            # 9 rounds
+    python benchmarks/import_mxnet.py --rounds 21
+
+Each round starts one process of each kind, in alternating order, so that other load on the machine
+hits both alike; each process reports the CPU time of its own start-up and import (user + system,
+``resource.getrusage``), which a busy machine moves less than wall time. Medians are printed, and
+their ratio (goal: below 0.8 on Python 3.9-3.11; 1.0 on 3.12 and later, where nothing changes). Every
+notebook's kernel and every process of a distributed job pays this once.
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+
+CODE = """import resource, sys
+{before}import mxnet
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(r.ru_utime + r.ru_stime, 'setuptools' in sys.modules, sys.modules['distutils'].__file__)
+"""
+KINDS = {'as it is': '', 'setuptools first (before)': 'import setuptools\n'}
+
+
+def once(before):
+    out = subprocess.run([sys.executable, '-c', CODE.format(before=before)], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    return float(out[0]), out[1] == 'True', out[2]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--rounds', type=int, default=9)
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f'--rounds must be at least 1, got {args.rounds}')
+    seconds, seen = {k: [] for k in KINDS}, {}
+    for r in range(args.rounds):
+        for kind in (list(KINDS) if r % 2 == 0 else list(KINDS)[::-1]):
+            cpu, setuptools, distutils = once(KINDS[kind])
+            seconds[kind].append(cpu)
+            seen[kind] = (setuptools, distutils)
+    print(f'Python {sys.version.split()[0]}, {args.rounds} rounds, CPU seconds of a fresh process that imports mxnet')
+    for kind, values in seconds.items():
+        setuptools, distutils = seen[kind]
+        print(f'  {kind:28} median {statistics.median(values):.2f} s (range {min(values):.2f}-{max(values):.2f});'
+              f' setuptools imported: {setuptools}; distutils from {distutils}')
+    now, before = (statistics.median(v) for v in seconds.values())
+    print(f'as it is / setuptools first: {now / before:.2f}')
+
+
+if __name__ == '__main__':
+    main()
