@@ -109,7 +109,12 @@ def trace(fn, *args, **kwargs):
     path = os.path.join(_trace_dir(), 'profile.json')
     if os.path.exists(path):
         os.remove(path)
-    mx.profiler.set_config(profile_imperative=True, aggregate_stats=False, filename=path)
+    # profile_memory=False: MXNet's default is True, and its storage counters are set up lazily, by the
+    # first allocation profiled, without a safe lock: a second device's thread that allocates meanwhile
+    # sees the list half-filled and aborts the cell ("Invalid device index: 1"; DeviceStorageProfiler::
+    # Init, src/profiler/storage_profiler.h, MXNet 1.9.1; seen once, three test workers on two cores).
+    # A trace reads no counter (helpers.memory does, started before anything is allocated).
+    mx.profiler.set_config(profile_imperative=True, profile_memory=False, aggregate_stats=False, filename=path)
     mx.profiler.set_state('run')
     try:
         result = fn(*args, **kwargs)

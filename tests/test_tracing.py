@@ -5,6 +5,8 @@ MXNet 1.9.1's profiler keeps one lane per processor core, then 32 GPU lanes on a
 without CUDA), then 'cpu pinned' and 'cpu shared' (``Profiler::Profiler``, src/profiler/profiler.cc;
 ``Profiler::DeviceIndex``, src/profiler/profiler.h). This machine's build has no CUDA, so the CUDA
 layout is checked with the build flag and the lane names patched."""
+import os
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -52,6 +54,16 @@ def test_trace_names_the_device_every_operator_ran_on():
     _, spans = tracing.trace(lambda: [nd.dot(x, x) for x in xs])
     assert sorted(s.device for s in spans if s.name == 'dot') == sorted(str(d) for d in devices)
     assert tracing._cuda_build() == mx.runtime.Features().is_enabled('CUDA')
+
+
+def test_trace_leaves_the_storage_counters_off():
+    """MXNet's profiler counts memory by default, and its counters' lazy set-up races between device
+    threads (helpers/tracing.py, trace): a trace turns them off, so its dump holds no counter event."""
+    xs = [nd.ones((50, 50), ctx=d) for d in tracing.traceable([mx.cpu(0), mx.cpu(1)])]
+    tracing.trace(lambda: [nd.dot(x, x) for x in xs])
+    with open(os.path.join(tracing._trace_dir(), 'profile.json')) as f:
+        dump = f.read()
+    assert '"ph": "B"' in dump and '"Memory: ' not in dump     # the counters are named Memory: cpu/0, ...
 
 
 def _spans(*triples):
