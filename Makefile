@@ -16,9 +16,11 @@ LAB_ARGS ?=
 CELL_TIMEOUT ?= 1200
 PYTEST_ARGS ?=
 # `make test` runs in this many pytest-xdist workers, each a whole notebook or test file at a time
-# (tools/pytest_groups.py): two use both cores of a 2-core CI machine; TEST_JOBS=1 runs one after
-# the other.
-TEST_JOBS ?= 2
+# (tools/pytest_groups.py). Three on a 2-core CI machine: with two, cores sat idle while tests waited
+# (on an emulated link, a job's timeout, a subprocess, a browser). A fresh clone's tests took 18 min 50 s
+# with two, 15 min 43 s with three (and `import mxnet` 0.46 s cheaper: about a minute of that); the
+# parameter-server group, kept in one worker, is then the longest. TEST_JOBS=1: one after the other.
+TEST_JOBS ?= 3
 NOTEBOOKS ?=
 # The one place for nbval's flags: every notebook is re-executed in this environment and its
 # outputs compared with the committed ones, after tests/sanitize.cfg masks what legitimately varies.

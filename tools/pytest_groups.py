@@ -1,6 +1,6 @@
 """A pytest plugin (imported by ``tests/conftest.py``): which tests must run in one process, one
 after the other, when ``make test`` spreads the suite over several with pytest-xdist
-(``-n 2 --dist loadgroup``).
+(``-n 3 --dist loadgroup``).
 
 * A notebook is one group: nbval runs its cells in order, in one kernel.
 * A test file is one group: its module fixtures (a built book, a student edition) are made once.
