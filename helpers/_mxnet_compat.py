@@ -61,13 +61,13 @@ A FASTER IMPORT, ALSO NOT A COMPATIBILITY FIX. MXNet imports ``distutils.version
 imported (``LooseVersion`` in ``mxnet/numpy_dispatch_protocol.py``, ``StrictVersion`` in
 ``mxnet/numpy_op_fallback.py``). In a venv, setuptools' ``distutils-precedence.pth`` puts a finder
 first on ``sys.meta_path`` that answers ``import distutils`` with setuptools' own copy, and importing
-that imports all of setuptools first: 0.5 s of the 1.8 s that ``import mxnet`` takes on the 2-core
-CI machine, paid by every process that imports MXNet (each notebook's kernel, each process of a
-distributed job). Python 3.9 to 3.11 still have ``distutils`` in the standard library, with the same
-two classes, so there :func:`stdlib_distutils` imports it from there, past setuptools' finder, unless
-a ``distutils`` is already imported (setuptools, when imported later, swaps in its copy as before).
-Python 3.12 removed it: there setuptools' copy is the only one and nothing changes.
-(benchmarks/import_mxnet.py measures both.)
+that imports all of setuptools first: 0.46 of the 2.3 CPU seconds that ``import mxnet`` took on the
+2-core CI machine (benchmarks/import_mxnet.py), paid by every process that imports MXNet (each
+notebook's kernel, each process of a distributed job). Python 3.9 to 3.11 still have ``distutils``
+in the standard library, with the same two classes, so there :func:`stdlib_distutils` imports it
+from there, past setuptools' finder, unless a ``distutils`` is already imported (setuptools, when
+imported later, swaps in its copy as before). Python 3.12 removed it: there setuptools' copy is the
+only one and nothing changes.
 
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """
