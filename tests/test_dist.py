@@ -492,7 +492,10 @@ def test_a_frozen_process_ends_the_job_naming_it(who, when):
 
 @pytest.mark.skipif(not __import__('helpers.netns').netns.available()[0], reason='no network namespaces here')
 def test_a_cut_link_ends_the_job_naming_it():
-    """The workers' end of the veth pair set down before the first step: both ends named, with their processes."""
+    """The workers' end of the veth pair set down before the first step: that end named, with its processes; its peer
+    too, once the kernel has marked it without carrier. It does that asynchronously (the operstate of a veth's peer is
+    updated by linkwatch, a kernel work queue: net/core/link_watch.c), so on a busy machine the job's check can come
+    first (seen once, two suites at once): the peer is then not named, never named wrongly."""
     from helpers import netns, placement
     with netns.Network() as net:
         place, link = placement.two_hosts(net, 2)
@@ -504,7 +507,7 @@ def test_a_cut_link_ends_the_job_naming_it():
     message = str(error)
     assert message.startswith('a link of the job is down'), message
     assert f'{link.dev_b} in namespace {link.ns_b} is DOWN (the side of worker 0, worker 1)' in message, message
-    assert f'in namespace {link.ns_a} is up but without carrier' in message, message
+    assert link.ns_a not in message or f'in namespace {link.ns_a} is up but without carrier' in message, message
     assert not set(namespaces) & set(netns.namespaces())
 
 
