@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 # `make test` runs in this many pytest-xdist workers, each a whole notebook or test file at a time
 # (tools/pytest_groups.py). Three on a 2-core CI machine: with two, cores sat idle while tests waited
 # (on an emulated link, a job's timeout, a subprocess, a browser). A fresh clone's tests took 18 min 50 s
-# with two, 15 min 43 s with three (and `import mxnet` 0.46 s cheaper: about a minute of that); the
+# with two, 15 min 43 s with three (that run also had `import mxnet` 0.46 s cheaper per process); the
 # parameter-server group, kept in one worker, is then the longest. TEST_JOBS=1: one after the other.
 TEST_JOBS ?= 3
 NOTEBOOKS ?=
