@@ -58,7 +58,7 @@ def test_trace_names_the_device_every_operator_ran_on():
 
 def test_trace_leaves_the_storage_counters_off():
     """MXNet's profiler counts memory by default, and its counters' lazy set-up races between device
-    threads (helpers/tracing.py, trace): a trace turns them off, so its dump holds no counter event."""
+    threads (helpers/tracing.py, trace): a trace turns them off, so its dump holds no memory counter."""
     xs = [nd.ones((50, 50), ctx=d) for d in tracing.traceable([mx.cpu(0), mx.cpu(1)])]
     tracing.trace(lambda: [nd.dot(x, x) for x in xs])
     with open(os.path.join(tracing._trace_dir(), 'profile.json')) as f:
