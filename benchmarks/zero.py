@@ -16,7 +16,10 @@ nothing is asserted):
 * ZeRO-3's step with / without prefetching the next unit's gather, over an emulated link
   (helpers.link) on which one unit's gather takes what the unit's forward computes here (measured
   first, 20 layers in a row), in turn, round after round (helpers.timing.compare), on min(k, 2)
-  stand-ins and ``--time-units`` layers of ``--time-width`` [<= 0.8].
+  stand-ins and ``--time-units`` layers of ``--time-width`` [<= 0.8]; and, from the profiler, the same
+  ratio for the forward pass alone: in backward the gather runs beside the layer's weight-free work
+  (its weight and bias gradients) even without prefetching, which leaves a prefetch little to hide
+  there (notebook 12's aside).
 
 On stand-ins the times measure this machine's cores, shared by the devices: a busy machine stretches
 both steps (the ratio then drifts towards 1), and the per-layer costs of Python and the engine weigh
@@ -35,7 +38,7 @@ from helpers.link import Link
 from helpers.memory import in_fresh_process
 from helpers.sharding import adam_updaters
 from helpers.timing import compare, time_it
-from helpers.tracing import traceable
+from helpers.tracing import trace, traceable
 
 STAGES = zero.STAGES + ('ZeRO-3 under autograd',)
 
@@ -93,6 +96,16 @@ def prefetching(devices, width, n_units, batch, repeat):
     t = compare({'without': runs[False], 'with': runs[True]}, repeat=repeat)
     print(f'ZeRO-3 step over the link: without prefetching {t["without"] * 1e3:.0f} ms, with {t["with"] * 1e3:.0f} ms; '
           f'with / without = {t["with"] / t["without"]:.3f}   [goal <= 0.8]')
+    # Where the step's forward ends, from the profiler, round after round (notebook 12's timeline): the
+    # backward's gather already runs beside the layer's weight-free work (dz' x, db), prefetched or not.
+    forward = {p: [] for p in runs}
+    for _ in range(repeat):
+        for p, run in runs.items():
+            spans = trace(run)[1]
+            forward[p].append(min(s.start for s in spans if zero.phase(s.name) == 'backward'))   # its end
+    f = {p: np.median(ms) for p, ms in forward.items()}
+    print(f'  its forward alone (traced, medians): without {f[False]:.0f} ms, with {f[True]:.0f} ms; '
+          f'with / without = {f[True] / f[False]:.3f}')
 
 
 def main():
