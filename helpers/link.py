@@ -234,7 +234,19 @@ def _after_fork_in_parent():
         clock.busy.release()
 
 
-atexit.register(_drain)          # registered after MXNet's own: runs before it
+def _at_exit():
+    """At the interpreter's end: :func:`_drain`, then keep the clock out of MXNet for good. ``waitall``
+    returns as soon as the last completion has counted its operation (``ThreadedEngine::OnComplete``,
+    src/engine/threaded_engine.cc), while the clock thread may still be inside that call, freeing the
+    operation; a daemon thread still in MXNet's code while MXNet shuts down aborted a process
+    ("terminate called without an active exception", seen once with two suites at once)."""
+    _drain()
+    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
+    if clock is not None:
+        clock.busy.acquire()                # waits for a completion under way; never released
+
+
+atexit.register(_at_exit)        # registered after MXNet's own: runs before it
 if hasattr(os, 'register_at_fork'):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
 
