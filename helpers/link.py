@@ -106,7 +106,7 @@ class _Clock(threading.Thread):
     def __init__(self):
         super().__init__(daemon=True, name='mxdp-link-clock')
         self.ready = threading.Condition()
-        self.busy = threading.Lock()               # held while a message ends (see _before_fork)
+        self.busy = threading.Lock()               # held while a message ends (see _hold_clock)
         self.heap, self.order = [], itertools.count()
 
     def at(self, deadline, callback):
@@ -217,11 +217,18 @@ def _drain():
         nd.waitall()
 
 
-def _before_fork():
-    """Before a fork: wait for the messages in flight, then keep the clock from entering MXNet's
-    engine until the fork is done. A child inherits no threads but every lock as it was: MXNet's
-    own fork handler (``LibraryInitializer``, src/initialize.cc) stops and restarts its engine in
-    both processes, which must not find an engine lock held by a completion halfway through."""
+def _hold_clock():
+    """Before a fork and at the interpreter's end: wait for the messages in flight, then keep the
+    clock from entering MXNet's engine, until the fork is done (:func:`_after_fork_in_parent`) or, at
+    the end, for good. ``waitall`` returns as soon as the last completion has counted its operation
+    (``ThreadedEngine::OnComplete``, src/engine/threaded_engine.cc), while the clock thread may still
+    be inside that call, freeing the operation: taking the clock's lock waits for it to leave.
+
+    * A fork: a child inherits no threads but every lock as it was. MXNet's own fork handler
+      (``LibraryInitializer``, src/initialize.cc) stops and restarts its engine in both processes,
+      which must not find an engine lock held by a completion halfway through.
+    * The end: a daemon thread still in MXNet's code while MXNet shuts down aborted a process
+      ("terminate called without an active exception", seen once with two suites at once)."""
     _drain()
     clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
     if clock is not None:
@@ -234,21 +241,9 @@ def _after_fork_in_parent():
         clock.busy.release()
 
 
-def _at_exit():
-    """At the interpreter's end: :func:`_drain`, then keep the clock out of MXNet for good. ``waitall``
-    returns as soon as the last completion has counted its operation (``ThreadedEngine::OnComplete``,
-    src/engine/threaded_engine.cc), while the clock thread may still be inside that call, freeing the
-    operation; a daemon thread still in MXNet's code while MXNet shuts down aborted a process
-    ("terminate called without an active exception", seen once with two suites at once)."""
-    _drain()
-    clock = _STATE['clock'] if _STATE['pid'] == os.getpid() else None
-    if clock is not None:
-        clock.busy.acquire()                # waits for a completion under way; never released
-
-
-atexit.register(_at_exit)        # registered after MXNet's own: runs before it
+atexit.register(_hold_clock)     # registered after MXNet's own: runs before it; never released
 if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
+    os.register_at_fork(before=_hold_clock, after_in_parent=_after_fork_in_parent)
 
 
 # --- The link -------------------------------------------------------------------------------------
