@@ -96,15 +96,12 @@ def prefetching(devices, width, n_units, batch, repeat):
     t = compare({'without': runs[False], 'with': runs[True]}, repeat=repeat)
     print(f'ZeRO-3 step over the link: without prefetching {t["without"] * 1e3:.0f} ms, with {t["with"] * 1e3:.0f} ms; '
           f'with / without = {t["with"] / t["without"]:.3f}   [goal <= 0.8]')
-    # Where the step's forward ends (its last layer's FullyConnected; the Function's backward pushes
-    # '::FullyConnected', and autograd's head gradients start before the forward ends), round after
-    # round: the backward's gather already runs beside the layer's weight-free work (dz' x, db),
-    # prefetched or not (notebook 12's aside).
+    # Where the step's forward ends, round after round: the backward's gather already runs beside the
+    # layer's weight-free work (dz' x, db), prefetched or not (notebook 12's aside).
     forward = {p: [] for p in runs}
     for _ in range(repeat):
         for p, run in runs.items():
-            spans = trace(run)[1]
-            forward[p].append(max(s.end for s in spans if s.name == 'FullyConnected'))   # not '::FullyConnected'
+            forward[p].append(zero.forward_end(trace(run)[1]))
     f = {p: np.median(ms) for p, ms in forward.items()}
     print(f'  its forward alone (traced, medians): without {f[False]:.0f} ms, with {f[True]:.0f} ms; '
           f'with / without = {f[True] / f[False]:.3f}')

@@ -46,7 +46,8 @@ from helpers.train import loss
 
 __all__ = ['Unit', 'mlp_units', 'init_mlp', 'mlp_params', 'mlp', 'mine', 'shard', 'gather', 'unpack', 'dense',
            'dense_grads', 'Fetcher', 'ZeroLayer', 'Model', 'make_model', 'attach_grads', 'train_batch_zero',
-           'full_weights', 'STAGES', 'build', 'step', 'train_batch_gathered', 'phase', 'measure_stages']
+           'full_weights', 'STAGES', 'build', 'step', 'train_batch_gathered', 'phase', 'forward_end',
+           'measure_stages']
 
 Unit = collections.namedtuple('Unit', 'fan_in fan_out relu')
 Unit.__doc__ = ('One dense layer (notebook 12): ``fan_out x fan_in`` weights and ``fan_out`` biases, in one flat '
@@ -314,6 +315,14 @@ def phase(name):
     if base in ('CopyCPU2CPU', 'CopyCPU2GPU', 'CopyGPU2CPU', 'CopyGPU2GPU', 'broadcast_add'):
         return 'communication'
     return 'backward' if '::' in name or tracing.phase(base) == 'backward' else 'forward'
+
+
+def forward_end(spans):
+    """When a traced ZeRO step's forward ends, in the spans' milliseconds (notebook 12, benchmarks/zero.py):
+    the end of its last ``FullyConnected``. A :class:`ZeroLayer`'s backward pushes ``'::FullyConnected'``,
+    and the first backward operator is no measure: ``autograd.backward`` pushes its head gradients
+    (``SetValueOp``) at once, while the forward still runs."""
+    return max(s.end for s in spans if s.name == 'FullyConnected')
 
 
 def _built(meter, stage, flats, units, devices):
