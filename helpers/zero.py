@@ -322,7 +322,10 @@ def forward_end(spans):
     the end of its last ``FullyConnected``. A :class:`ZeroLayer`'s backward pushes ``'::FullyConnected'``,
     and the first backward operator is no measure: ``autograd.backward`` pushes its head gradients
     (``SetValueOp``) at once, while the forward still runs."""
-    return max(s.end for s in spans if s.name == 'FullyConnected')
+    ends = [s.end for s in checks.spans(spans) if s.name == 'FullyConnected']
+    if not ends:
+        raise ValueError('spans: no FullyConnected operator, not the trace of a ZeRO step')
+    return max(ends)
 
 
 def _built(meter, stage, flats, units, devices):

@@ -1666,6 +1666,10 @@ ENTRIES.update({
         prefetch=Flag(), names={**ZERO_STEP['names'], 'state': ('model', 'unit')},
         free={'y': 'as X (split_batch checks both)', 'send': 'as allreduce_naive'}),
     'helpers.zero.phase': Sweep(lambda: dict(name='FullyConnected'), name=Text()),
+    'helpers.zero.forward_end': Sweep(
+        lambda: dict(spans=[helpers.tracing.Span('cpu(0)', 'FullyConnected', 0.0, 1.0)]),
+        spans=Custom([Bad(5, TypeError, 'not a list'), Bad([5], TypeError, 'not spans'),
+                      Bad([], ValueError, 'no FullyConnected')]), names={'spans': ('span', 'FullyConnected')}),
     'helpers.zero.measure_stages': Sweep(
         lambda: dict(cases=[[2, 'ZeRO-3']], sizes=[5, 3, 2], batch=8, seed=0),
         run_baseline="starts MXNet's profiler for the whole process: only in a fresh one (in_fresh_process)",
