@@ -80,10 +80,22 @@ $(VENV_ID): FORCE
 	@found=$$($(FIND_PYTHON)) || exit 1; mkdir -p $(VENV); \
 	  [ "$$(cat $@ 2>/dev/null)" = "$${found%% *}" ] || echo "$${found%% *}" > $@
 
+# Two makes started at once in one clone (`make test` beside `make every-k`) would both build the
+# venv, the second emptying it (venv --clear) under the first. So the build runs under a lock,
+# flock(1) on $(SETUP_LOCK) (util-linux: on every Debian), in a sub-make: the make that waited
+# looks at the stamp again once it holds the lock, and installs nothing if the first built it.
+# Where there is no flock (macOS), the sub-make runs unlocked, as the build did before.
+SETUP_LOCK := $(VENV).lock
+SETUP_DEPS := $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml helpers/_mxnet_compat.py
+
+ifndef SETUP_LOCKED
+$(STAMP): $(SETUP_DEPS)
+	@$(if $(shell command -v flock),flock $(SETUP_LOCK)) $(MAKE) --no-print-directory SETUP_LOCKED=1 $(STAMP)
+else
 # d2l is installed with --no-deps (requirements-nodeps.txt says why); requirements.txt holds its
 # dependencies, per Python version. The last step installs the before-MXNet hook
 # (helpers/_mxnet_compat.py) as a .pth file: it acts before any `import mxnet`, notebooks included.
-$(STAMP): $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml helpers/_mxnet_compat.py
+$(STAMP): $(SETUP_DEPS)
 	@found=$$($(FIND_PYTHON:--venv=-q --venv)) || exit 1; want=$${found%% *}; py=$${found#* }; \
 	  made=$$(sed -n 's/^version *= *\([0-9]*\.[0-9]*\).*/\1/p' $(VENV)/pyvenv.cfg 2>/dev/null); \
 	  if [ -n "$$made" ] && [ "$$made" = "$$want" ] && $(PY) -c '' 2>/dev/null; then :; else \
@@ -96,6 +108,7 @@ $(STAMP): $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml hel
 	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt -e .
 	@$(PY) -m helpers._mxnet_compat install >/dev/null
 	@touch $@
+endif
 
 # A Debian package, installed when apt and root are available and `$(1)` is not there yet; else a
 # note saying what happens without it ($(4)). Used for the data set and for the browser tests.
@@ -173,6 +186,6 @@ smoke-pythons: ## the smoke subset on every supported Python found here (FRESH=1
 	@sh tools/smoke_pythons.sh $(if $(FRESH),--fresh) $(SMOKE_PYTHONS)
 
 clean: ## remove the virtual environment and build/
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(SETUP_LOCK) build
 
 FORCE:
