@@ -444,8 +444,10 @@ dist_train.main(sys.argv[1:])
 
 
 def _moment(job, when):
-    """Has the job reached ``when``: 'joined' (both workers have their rank, no step finished yet) or 'training'
-    (both workers have finished 15 steps)?"""
+    """Has the job reached ``when``: 'joined' (both workers have their rank, no step finished yet), 'training'
+    (both workers have finished 15 steps) or 'raised' (worker 1 has printed the exception of :data:`RAISES`)?"""
+    if when == 'raised':
+        return any(who == 'worker 1' and 'broken on purpose' in text for who, text in job.lines)
     if when == 'joined':
         return len(job.ranks) == 2 and not job.steps
     return len(job.steps) == 2 and min(r[-1][0] for r in job.steps.values()) >= 15
@@ -512,8 +514,9 @@ def test_a_cut_link_ends_the_job_naming_it():
 
 
 def test_a_worker_that_raises_ends_the_job_naming_the_exception():
-    """Its traceback is printed, then the process hangs in MXNet's clean-up: named with the exception's last line."""
-    error, _, job = _run_with_fault(None, None, command=RAISES)
+    """Its traceback is printed, then the process hangs in MXNet's clean-up: named with the exception's last line,
+    within the bound counted from the moment its traceback reached the job's output."""
+    error, _, job = _run_with_fault(lambda job: None, 'raised', command=RAISES)
     message = str(error).split('; still running')[0]
     assert message.startswith(f"{job.who('worker 1')} raised 'ValueError: broken on purpose at step 1' and did not "
                               'exit'), message
