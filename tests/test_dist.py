@@ -106,7 +106,9 @@ def test_mxnets_launcher_crashes_as_shipped_and_runs_patched():
 
 
 def test_try_launcher_kills_everything_on_timeout():
-    marker = '31.4159'                      # a sleep no other process on this machine is running
+    # A sleep no other process runs: its length holds this process's pid. A fixed one (31.4159) matched the
+    # sleeps of the same test in another suite running beside this one (two clones' make test at once).
+    marker = f'31.{os.getpid()}'
     with pytest.raises(subprocess.TimeoutExpired):
         dist.try_launcher(['-n', '1', '-s', '1', '--launcher', 'local', 'sleep', marker], timeout=3)
     time.sleep(0.5)
