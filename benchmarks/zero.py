@@ -7,8 +7,9 @@ layer, padded to a multiple of k), Adam, float32, on k CPU stand-ins (the ZeroLa
 stand-ins only: notebook 12's aside). It prints, as ratios (the goals of issue 38 in brackets;
 nothing is asserted):
 
-* memory per device, from MXNet's own storage counters in a fresh process
-  (helpers.zero.measure_stages): what each stage keeps between steps, and the most it holds during a
+* memory per device, from MXNet's own storage counters in a fresh process on MXNet's synchronous
+  engine, so that the peak is the step's own, the same in every run (helpers.zero.measure_stages,
+  helpers.memory.in_fresh_process): what each stage keeps between steps, and the most it holds during a
   step, against the replicated step; and ZeRO-3's peak against 1/k of the replicated step's weights,
   gradients and Adam state plus one unit's whole float32 weights [<= 1.1];
 * bytes sent per device and step (helpers.comm.CommStats): each stage / replicated, the replicated
@@ -47,7 +48,8 @@ def memory(k, sizes, batch):
     units = zero.mlp_units(sizes)
     n = sum(u.fan_in * u.fan_out + u.fan_out for u in units)
     unit = max(4 * -(-(u.fan_in * u.fan_out + u.fan_out) // k) * k for u in units)
-    found = dict(zip(STAGES, in_fresh_process('helpers.zero.measure_stages', [[k, s] for s in STAGES], sizes, batch)))
+    cases = [[k, s] for s in STAGES]
+    found = dict(zip(STAGES, in_fresh_process('helpers.zero.measure_stages', cases, sizes, batch, synchronous=True)))
     kept = {s: max(f['weights']) + max(f['gradients']) + max(f['optimizer state']) for s, f in found.items()}
     peak = {s: max(f['peak']) for s, f in found.items()}
     print(f'memory per device, MB (busiest device; {n:,} parameters, {len(units)} units, k = {k}):')

@@ -116,22 +116,32 @@ class StorageMeter:
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def in_fresh_process(function, *args, timeout=600):
+def in_fresh_process(function, *args, timeout=600, synchronous=False):
     """``function(*args)`` run in a fresh Python process, its JSON-able result returned (notebooks 11-13).
     ``function`` is named by its module and name, e.g. ``'helpers.sharding.measure_memory'``;
     the arguments must be JSON-able. A memory measurement needs a process where nothing was allocated
     before the meter started; a global switch such as ``mxnet.contrib.amp.init()`` must not change
-    the notebook's own process."""
+    the notebook's own process.
+
+    ``synchronous=True`` runs the process on MXNet's ``NaiveEngine``, which runs each operation when it
+    is pushed, on the pushing thread: an array is freed as soon as Python lets go of it, so a *peak*
+    (:meth:`StorageMeter.peak`) is the program's own and the same in every run. Otherwise the process
+    runs on the engine its environment names, by default the threaded one, which frees an array only
+    after the operations pushed before its release have run: its peak also counts arrays Python has let
+    go of, as many as the engine is behind, which varies from run to run (notebook 12)."""
     if not isinstance(function, str):
         raise TypeError(f"function must be named as 'module.name', got {function!r}")
     if '.' not in function:
         raise ValueError(f"function must be named as 'module.name', got {function!r}")
     checks.module(function, 'function')
     timeout = checks.seconds(timeout, 'timeout')
+    synchronous = checks.flag(synchronous, 'synchronous')
     module, _, name = function.rpartition('.')
     code = (f'import json, sys; from {module} import {name}; '
             f'print("\\nRESULT " + json.dumps({name}(*json.loads(sys.argv[1]))))')
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
+    if synchronous:                       # read once, when the engine is made (src/engine/engine.cc)
+        env['MXNET_ENGINE_TYPE'] = 'NaiveEngine'
     mx.nd.waitall()        # Python 3.9 forks holding its lock: no emulated message may be in flight (helpers.link)
     proc = subprocess.run([sys.executable, '-c', code, json.dumps(list(args))], capture_output=True,
                           text=True, timeout=timeout, env=env, start_new_session=True)

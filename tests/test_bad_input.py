@@ -1347,12 +1347,12 @@ ENTRIES.update({
             Bad([dict(good[0], ranks=[{'seconds': 'x', 'test_acc': 0.5}] * 2)] + good, TypeError, 'a string')]),
         alt=ALT, free={'figsize': FIGSIZE}, names={'runs': ('run',)}),
     'helpers.memory.in_fresh_process': Sweep(
-        lambda: dict(function='helpers.procs.alive', timeout=60), starts=True,
-        call=lambda function, timeout: __import__('helpers.memory').memory.in_fresh_process(
-            function, 1, timeout=timeout),
+        lambda: dict(function='helpers.procs.alive', timeout=60, synchronous=False), starts=True,
+        call=lambda function, timeout, synchronous: __import__('helpers.memory').memory.in_fresh_process(
+            function, 1, timeout=timeout, synchronous=synchronous),
         function=Custom([Bad(5, TypeError, 'a number'), Bad(print, TypeError, 'a function, not its name'),
                          Bad('alive', ValueError, 'no module'), Bad('helpers.x y', ValueError, 'not a name'),
-                         Bad('', ValueError, 'empty')]), timeout=Seconds()),
+                         Bad('', ValueError, 'empty')]), timeout=Seconds(), synchronous=Flag()),
     'helpers.models.batchnorm_step': Sweep(
         lambda: dict(layer=gluon.nn.BatchNorm(), X=nd.array(np.random.default_rng(0).normal(size=(4, 3))),
                      devices=CPU, weights=None),
