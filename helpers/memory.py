@@ -124,11 +124,13 @@ def in_fresh_process(function, *args, timeout=600, synchronous=False):
     the notebook's own process.
 
     ``synchronous=True`` runs the process on MXNet's ``NaiveEngine``, which runs each operation when it
-    is pushed, on the pushing thread: an array is freed as soon as Python lets go of it, so a *peak*
-    (:meth:`StorageMeter.peak`) is the program's own and the same in every run. Otherwise the process
-    runs on the engine its environment names, by default the threaded one, which frees an array only
-    after the operations pushed before its release have run: its peak also counts arrays Python has let
-    go of, as many as the engine is behind, which varies from run to run (notebook 12)."""
+    is pushed, on the pushing thread: an array is freed as soon as its last holder (Python, a view,
+    autograd's recorded graph) lets go of it, so the same program reaches the same *peak*
+    (:meth:`StorageMeter.peak`) in every run. Otherwise the process runs on the engine its environment
+    names, by default the threaded one: there an operation waiting in the engine holds its arrays, and an
+    array is freed only after the operations pushed earlier on it (its engine variable) have run, so a
+    peak also counts arrays the program is done with, as many as the engine is behind, which varies from
+    run to run (notebook 12's aside)."""
     if not isinstance(function, str):
         raise TypeError(f"function must be named as 'module.name', got {function!r}")
     if '.' not in function:
