@@ -69,13 +69,32 @@ from there, past setuptools' finder, unless a ``distutils`` is already imported 
 imported later, swaps in its copy as before). Python 3.12 removed it: there setuptools' copy is the
 only one and nothing changes.
 
+A FASTER IMPORT, 2: MXNET'S OPERATOR FUNCTIONS COMPILED ONCE. ``import mxnet`` writes a Python
+function for each of its ~1,200 operators, for ``mx.nd`` and for ``mx.sym``: it generates the
+function's source from the operator's C++ description and compiles it with ``exec``
+(``_make_ndarray_function`` in ``mxnet/ndarray/register.py``, ``_make_symbol_function`` in
+``mxnet/symbol/register.py``), 2,556 compilations every time, a third of the import's CPU time
+(benchmarks/import_mxnet.py). The sources are the same in every process but for one number, the
+operator's handle (a C pointer, which moves with every start), which each function passes to MXNet.
+So ``make setup`` (``python -m helpers._mxnet_compat install``, :func:`record_compiled_ops`) imports
+MXNet once with ``MXDP_COMPILED_OPS=record`` and keeps the compiled code, the handle replaced by a
+placeholder of as many digits, in a file next to the ``.pth`` (:func:`compiled_ops_path`). In later
+processes :class:`_CompiledOps` stands in for ``exec`` in those two modules while ``mxnet`` is
+imported: a source found in the file (the whole source is the key, its handle replaced likewise) gets
+that code with its own handle put back, any other is compiled as before. The functions are MXNet's
+own, code object for code object (tests/test_mxnet_compat.py compares each with a fresh compilation
+of its source); the file is read only if this Python's bytecode version wrote it, and a missing or
+unreadable file only means compiling, as before. Once ``mxnet`` is imported, the stand-in is gone.
+``MXDP_COMPILED_OPS=0`` turns it off.
+
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """
+import os
 import sys
 
 __all__ = ['activate', 'apply', 'engine_defaults', 'stdlib_distutils', 'install', 'pth_line', 'PTH_NAME', 'ALIASES',
            'ENGINE_DEFAULTS', 'NUMPY2_CONSTANTS', 'NUMPY2_FUNCTIONS', 'NUMPY2_FINANCIAL', 'NUMPY2_SUBMODULES',
-           'restorable']
+           'restorable', 'compiled_ops_path', 'record_compiled_ops', 'OPS_SWITCH']
 
 # --- What NumPy removed and MXNet 1.9.1 reads (module docstring). One group per removal; each is put
 # back only where the running NumPy lacks the name, as NumPy 1.23 defined it.
@@ -116,6 +135,10 @@ NUMPY2_SUBMODULES = {'compat': {'basestring': str}}
 ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1', 'MXNET_CUDNN_AUTOTUNE_DEFAULT': '0'}
 PTH_NAME = 'mxdp-mxnet-compat.pth'
 MODULE_NAME = '_mxdp_mxnet_compat'  # the name the .pth loads this file under (not `helpers.`...)
+# A faster import, 2 (module docstring): the environment variable ('0': off; 'record': write the file)
+# and the two modules whose `exec` is stood in for.
+OPS_SWITCH = 'MXDP_COMPILED_OPS'
+OPS_MODULES = ('mxnet.ndarray.register', 'mxnet.symbol.register')
 
 
 def _warn(message):
@@ -246,10 +269,154 @@ def engine_defaults(environ=None):
     return chosen
 
 
+def compiled_ops_path():
+    """Where :func:`install` keeps MXNet's compiled operator functions: next to the ``.pth`` file,
+    one file per bytecode version (module docstring, "A faster import, 2")."""
+    import sysconfig
+    return os.path.join(sysconfig.get_paths()['purelib'], f'mxdp-mxnet-ops.{sys.implementation.cache_tag}.bin')
+
+
+class _CompiledOps:
+    """Stands in for ``exec`` in :data:`OPS_MODULES` while ``mxnet`` is imported (module docstring,
+    "A faster import, 2"); a ``sys.meta_path`` finder for those two modules meanwhile. ``served``
+    counts the sources found in the file, ``compiled`` the others."""
+
+    def __init__(self, path, record):
+        import re
+        self.path, self.record, self.codes = path, record, {}
+        self.served = self.compiled = 0
+        self.modules = []
+        self._call = re.compile(r'(_imperative_invoke|_symbol_creator)\((\d+),')
+        if not record:
+            self.codes = self._read(path)
+
+    @staticmethod
+    def _read(path):
+        import importlib.util
+        import marshal
+        try:
+            with open(path, 'rb') as f:
+                if f.read(len(importlib.util.MAGIC_NUMBER)) != importlib.util.MAGIC_NUMBER:
+                    return {}             # written by another bytecode version: compile, as before
+                codes = marshal.load(f)
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
+        return codes if isinstance(codes, dict) else {}
+
+    def _put_back(self, code, placeholder, handle):
+        consts = tuple(self._put_back(c, placeholder, handle) if hasattr(c, 'co_consts') else
+                       handle if type(c) is int and c == placeholder else c for c in code.co_consts)
+        return code.replace(co_consts=consts)
+
+    def code(self, source):
+        """The code object ``compile(source, '<string>', 'exec')`` would make: from the file where it
+        holds ``source`` (its handle aside), compiled otherwise. The placeholder has as many digits as
+        the handle (777...7): the code's column positions (Python 3.11+) stay those of ``source``."""
+        handles = self._call.findall(source)
+        digits = handles[0][1] if len(handles) == 1 else ''
+        placeholder = '7' * len(digits)
+        if not digits or placeholder in source:
+            self.compiled += 1
+            return compile(source, '<string>', 'exec')
+        key = self._call.sub(lambda m: f'{m.group(1)}({placeholder},', source)
+        code = self.codes.get(key)
+        if code is None:
+            self.compiled += 1
+            code = compile(key, '<string>', 'exec')
+            if self.record:
+                self.codes[key] = code
+        else:
+            self.served += 1
+        return self._put_back(code, int(placeholder), int(digits))
+
+    def exec(self, source, globals=None, locals=None):
+        """``exec`` for the two modules: what the builtin does, the compiling aside."""
+        import builtins
+        if isinstance(source, str):
+            source = self.code(source)
+        if globals is None:                   # as the builtin: the caller's namespace
+            frame = sys._getframe(1)
+            globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+        return builtins.exec(source, globals, locals)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in OPS_MODULES:
+            return None
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec(fullname, path)
+        if spec is not None and hasattr(spec.loader, 'exec_module'):
+            spec.loader = _Loader(spec.loader, self._enter)
+        return spec
+
+    def _enter(self, module):
+        module.exec = self.exec
+        self.modules.append(module)
+
+    def start(self):
+        """The spec of ``mxnet``, its loader wrapped so that :meth:`stop` runs once it is imported, and
+        this finder first on ``sys.meta_path``; None (nothing done) where ``mxnet`` is not found."""
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec('mxnet')
+        if spec is None or not hasattr(spec.loader, 'exec_module'):
+            return None
+        spec.loader = _Loader(spec.loader, None, self.stop)
+        sys.meta_path.insert(0, self)
+        return spec
+
+    def stop(self, package):
+        """After ``import mxnet`` (or its failure): this finder and the stand-ins gone, MXNet's own
+        loader back on ``mxnet``, the file written if recording, the counts kept (module docstring)."""
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for module in self.modules:
+            vars(module).pop('exec', None)
+        for module in (package, *self.modules):
+            if isinstance(module.__loader__, _Loader):
+                module.__loader__ = module.__spec__.loader = module.__loader__.loader
+        if self.record and self.codes:
+            import importlib.util
+            import marshal
+            partial = f'{self.path}.{os.getpid()}'
+            with open(partial, 'wb') as f:
+                f.write(importlib.util.MAGIC_NUMBER)
+                marshal.dump(self.codes, f)
+            os.replace(partial, self.path)     # whole or not at all, for a process importing meanwhile
+        self.codes = {}
+        served[:] = [self.served, self.compiled]
+
+
+class _Loader:
+    """A module's own loader, with ``before(module)`` run before the module and ``after(module)``
+    once it ran (or failed)."""
+
+    def __init__(self, loader, before=None, after=None):
+        self.loader, self.before, self.after = loader, before, after
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        if self.before:
+            self.before(module)
+        try:
+            self.loader.exec_module(module)
+        finally:
+            if self.after:
+                self.after(module)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+# [served from the file, compiled] by the last `import mxnet` of this process (module docstring).
+served = []
+
+
 class _BeforeMXNet:
-    """A ``sys.meta_path`` finder that finds nothing: the first time ``mxnet`` is about to be
-    imported, it removes itself and runs :func:`engine_defaults`, :func:`apply` and
-    :func:`stdlib_distutils`; the normal import follows."""
+    """A ``sys.meta_path`` finder: the first time ``mxnet`` is about to be imported, it removes
+    itself and runs :func:`engine_defaults`, :func:`apply` and :func:`stdlib_distutils`; then it finds
+    ``mxnet`` where the normal import would, its loader wrapped by :class:`_CompiledOps` (or nothing,
+    with ``MXDP_COMPILED_OPS=0``: the normal import follows)."""
 
     mxdp_mxnet_compat = True  # how activate() recognises one, even from another copy of this module
 
@@ -265,6 +432,12 @@ class _BeforeMXNet:
                 stdlib_distutils()
             except Exception as exc:  # never hide MXNet's own error behind ours
                 _warn(f'could not prepare NumPy for MXNet: {exc!r}')
+            switch = os.environ.get(OPS_SWITCH, '1')
+            if switch != '0':
+                try:
+                    return _CompiledOps(compiled_ops_path(), record=switch == 'record').start()
+                except Exception as exc:
+                    _warn(f'could not serve MXNet its compiled operators (it compiles them): {exc!r}')
         return None
 
 
@@ -279,12 +452,13 @@ def activate():
 
 def pth_line(path=None):
     """The line of the ``.pth`` file: load this file by its path (not as ``helpers._mxnet_compat``,
-    which would depend on how the project is installed) and call :func:`activate`. Any failure is
-    one line on stderr; Python starts anyway."""
+    which would depend on how the project is installed), once, and call :func:`activate`. Any failure
+    is one line on stderr; Python starts anyway."""
     import os
     path = os.path.abspath(path or __file__)
-    code = (
+    code = (                    # site can read a .pth twice (seen: Python 3.11 in a venv): load it once
         'try:\n'
+        f'  if {MODULE_NAME!r} not in sys.modules:\n'
         '    import importlib.util\n'
         f'    spec = importlib.util.spec_from_file_location({MODULE_NAME!r}, {path!r})\n'
         '    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)\n'
@@ -312,8 +486,27 @@ def install(site_dir=None):
     return target
 
 
+def record_compiled_ops():
+    """Import MXNet once in a fresh process of this interpreter (whose ``.pth`` file is written) with
+    ``MXDP_COMPILED_OPS=record``, which writes :func:`compiled_ops_path` (module docstring, "A faster
+    import, 2"). Returns the path, or None, with a warning, if the import failed: processes then
+    compile the operators as before."""
+    import subprocess
+    path = compiled_ops_path()
+    env = dict(os.environ, **{OPS_SWITCH: 'record'})
+    try:
+        subprocess.run([sys.executable, '-c', 'import mxnet'], env=env, capture_output=True, text=True,
+                       timeout=600, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        tail = (getattr(exc, 'stderr', None) or '').strip().splitlines()[-1:]
+        _warn(f'import mxnet failed ({exc!r} {tail}): no compiled operators kept; each process compiles them')
+        return None
+    return path
+
+
 if __name__ == '__main__':
-    if sys.argv[1:] == ['install']:
+    if sys.argv[1:] == ['install']:      # `make setup`: the .pth file, then the compiled operators
         print(install())
+        record_compiled_ops()
     else:
         sys.exit('usage: python -m helpers._mxnet_compat install')

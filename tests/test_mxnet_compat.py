@@ -113,6 +113,7 @@ def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
     finder = compat._BeforeMXNet()
     monkeypatch.setattr(sys, 'meta_path', [finder, *sys.meta_path])
     assert finder.find_spec('numpy') is None and finder in sys.meta_path  # only `mxnet` triggers it
+    monkeypatch.setenv(compat.OPS_SWITCH, '0')                 # MXNet's own import follows, unchanged
     with pytest.warns(RuntimeWarning, match='boom'):
         assert finder.find_spec('mxnet') is None
     assert finder not in sys.meta_path  # once per process
@@ -120,7 +121,8 @@ def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
 
 def test_a_broken_pth_does_not_stop_python(tmp_path):
     (tmp_path / 'broken.pth').write_text(compat.pth_line(str(tmp_path / 'missing.py')))
-    result = _python(f'import site; site.addsitedir({str(tmp_path)!r}); print("started")', tmp_path)
+    result = subprocess.run([sys.executable, '-S', '-c', f'import site; site.addsitedir({str(tmp_path)!r}); '
+                             'print("started")'], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout == 'started\n'
     assert 'MXNet compatibility shim' in result.stderr and 'missing.py' in result.stderr
 
@@ -226,3 +228,66 @@ def test_stdlib_distutils_leaves_an_imported_distutils_and_the_finders_alone(mon
     finders = list(sys.meta_path)
     monkeypatch.setitem(sys.modules, 'distutils', types.ModuleType('distutils'))
     assert compat.stdlib_distutils() is None and sys.meta_path == finders
+
+
+# --- A faster import, 2: MXNet's operator functions compiled once (the module's docstring) ---------
+SERVED = ("import sys; import mxnet; m = sys.modules['_mxdp_mxnet_compat']; "
+          "print(m.served, type(mxnet.__loader__).__name__, "
+          "any(hasattr(sys.modules[n], 'exec') for n in m.OPS_MODULES), "
+          "any(isinstance(f, m._CompiledOps) for f in sys.meta_path), mxnet.nd.ones(2).sum().asscalar())")
+
+
+def test_import_mxnet_is_served_every_operator_compiled_by_make_setup(tmp_path):
+    """Every generated operator function of `import mxnet` comes from the file `make setup` wrote, none
+    is compiled; afterwards nothing of the stand-in is left (MXNet's own loader, no `exec` in its
+    modules, no finder). MXDP_COMPILED_OPS=0: MXNet compiles them all, as without the shim."""
+    assert os.path.exists(compat.compiled_ops_path()), 'make setup did not write the compiled operators'
+    result = _python(SERVED, tmp_path)
+    assert result.returncode == 0, result.stderr
+    served, rest = result.stdout.split(']')
+    served, compiled = (int(n) for n in served.strip('[ ').split(','))
+    # every source found: their handles have the digits of those recorded (x86-64 Linux, 28 bits of address
+    # randomisation: MXNet's operators lie in the heap, 0x5555... to 0x5656..., 14 digits in every process)
+    assert served > 2000 and compiled == 0, f'{result.stdout} (handles of another length than recorded?)'
+
+    assert rest.split() == ['SourceFileLoader', 'False', 'False', '2.0'], result.stdout
+    off = _python(SERVED, tmp_path, env=dict(os.environ, **{compat.OPS_SWITCH: '0'}))
+    assert off.returncode == 0 and off.stdout.split() == ['[]', 'SourceFileLoader', 'False', 'False', '2.0'], off
+
+
+def test_every_served_operator_is_what_compiling_its_source_makes(tmp_path):
+    """For each of the sources `import mxnet` generates (its handle, a pointer, differs in every
+    process), the code served from the file equals the code object compile() makes of that source:
+    bytecode, constants (the handle among them), names, line table."""
+    code = ("import sys, json; m = sys.modules['_mxdp_mxnet_compat']; pairs = []; own = m._CompiledOps.code\n"
+            "m._CompiledOps.code = lambda self, source: pairs.append((source, own(self, source))) or pairs[-1][1]\n"
+            "import mxnet\n"
+            "wrong = [s[:80] for s, c in pairs if c != compile(s, '<string>', 'exec')]\n"
+            "print(json.dumps([len(pairs), m.served, wrong[:3]]))")
+    result = _python(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    n, (served, compiled), wrong = __import__('json').loads(result.stdout)
+    assert n == served + compiled and served > 2000 and compiled == 0 and wrong == [], result.stdout
+
+
+def test_compiled_ops_from_a_file_of_this_python_only(tmp_path):
+    """Written with a placeholder for the handle and read back with another handle of as many digits
+    put in its place; a handle of another length (its column positions differ), a file of another
+    bytecode version, a broken file or none: compiled, as before, never wrong."""
+    source = 'def op(x):\n    return _imperative_invoke(140234567, [x], None, False, False)\n'
+    other = source.replace('140234567', '940000017')
+    path = str(tmp_path / 'ops.bin')
+    recorder = compat._CompiledOps(path, record=True)
+    assert recorder.code(source) == compile(source, '<string>', 'exec')
+    recorder.stop(types.SimpleNamespace(__loader__=None))
+    reader = compat._CompiledOps(path, record=False)
+    assert reader.code(other) == compile(other, '<string>', 'exec') and (reader.served, reader.compiled) == (1, 0)
+    plain, longer = 'x = 1\n', source.replace('140234567', '1402345678')      # no operator call; 10 digits
+    assert reader.code(plain) == compile(plain, '<string>', 'exec') and reader.compiled == 1
+    assert reader.code(longer) == compile(longer, '<string>', 'exec') and reader.compiled == 2
+    data = open(path, 'rb').read()
+    for broken in (b'\x00\x00\r\n' + data[4:], data[:4] + b'garbage', data[:len(data) // 2], b''):
+        open(path, 'wb').write(broken)
+        again = compat._CompiledOps(path, record=False)
+        assert again.codes == {} and again.code(other) == compile(other, '<string>', 'exec'), broken[:8]
+    assert compat._CompiledOps(str(tmp_path / 'none.bin'), record=False).codes == {}
