@@ -21,8 +21,8 @@ HOW. ``make setup`` runs ``python -m helpers._mxnet_compat install``, which writ
 and calls :func:`activate`, which only puts a finder on ``sys.meta_path``: nothing is imported.
 The first time anything imports ``mxnet``, the finder removes itself, sets the engine default
 below (:func:`engine_defaults`), runs :func:`apply` (import NumPy; put back what it lacks) and
-:func:`stdlib_distutils` (below, "A faster import"), and lets
-the normal import of ``mxnet`` go on. So:
+:func:`stdlib_distutils` (below, "A faster import"), and hands the import ``mxnet`` where the normal
+import finds it, with its operators' compiled code at hand (below, "A faster import, 2"). So:
 
 - a fresh Jupyter kernel's first cell ``import mxnet`` works; the reader does nothing;
 - a process that never imports ``mxnet`` (the node shim ``helpers/job_node.py``, pip, the Jupyter server)
@@ -78,14 +78,18 @@ function's source from the operator's C++ description and compiles it with ``exe
 operator's handle (a C pointer, which moves with every start), which each function passes to MXNet.
 So ``make setup`` (``python -m helpers._mxnet_compat install``, :func:`record_compiled_ops`) imports
 MXNet once with ``MXDP_COMPILED_OPS=record`` and keeps the compiled code, the handle replaced by a
-placeholder of as many digits, in a file next to the ``.pth`` (:func:`compiled_ops_path`). In later
-processes :class:`_CompiledOps` stands in for ``exec`` in those two modules while ``mxnet`` is
-imported: a source found in the file (the whole source is the key, its handle replaced likewise) gets
-that code with its own handle put back, any other is compiled as before. The functions are MXNet's
-own, code object for code object (tests/test_mxnet_compat.py compares each with a fresh compilation
-of its source); the file is read only if this Python's bytecode version wrote it, and a missing or
-unreadable file only means compiling, as before. Once ``mxnet`` is imported, the stand-in is gone.
-``MXDP_COMPILED_OPS=0`` turns it off.
+placeholder of as many digits, in a file in the environment's site-packages
+(:func:`compiled_ops_path`). In later processes, once ``mxnet`` starts to execute (finding it, as
+``importlib.util.find_spec`` does, reads nothing), :class:`_CompiledOps` reads the file and stands
+in for ``exec`` in those two modules until ``mxnet`` is imported: a source found in the file (the
+whole source is the key, its handle replaced likewise) gets that code with its own handle put back,
+any other is compiled as before. The functions are MXNet's own, code object for code object
+(tests/test_mxnet_compat.py compares each with a fresh compilation of its source, its handle,
+bytecode, constants, names and line table); the file is read only if this Python's bytecode version
+wrote it and it holds nothing but code, and a missing, foreign or broken file, or a handle of
+another number of digits than recorded, only means compiling, as before. Once ``mxnet`` is imported
+the stand-in is gone; the process keeps about 10 MB more memory than without it (freed, not handed
+back to the system). ``MXDP_COMPILED_OPS=0`` turns it off.
 
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """
@@ -270,8 +274,8 @@ def engine_defaults(environ=None):
 
 
 def compiled_ops_path():
-    """Where :func:`install` keeps MXNet's compiled operator functions: next to the ``.pth`` file,
-    one file per bytecode version (module docstring, "A faster import, 2")."""
+    """Where :func:`record_compiled_ops` keeps MXNet's compiled operator functions: in this
+    environment's site-packages, one file per bytecode version (module docstring, "A faster import, 2")."""
     import sysconfig
     return os.path.join(sysconfig.get_paths()['purelib'], f'mxdp-mxnet-ops.{sys.implementation.cache_tag}.bin')
 
@@ -279,7 +283,8 @@ def compiled_ops_path():
 class _CompiledOps:
     """Stands in for ``exec`` in :data:`OPS_MODULES` while ``mxnet`` is imported (module docstring,
     "A faster import, 2"); a ``sys.meta_path`` finder for those two modules meanwhile. ``served``
-    counts the sources found in the file, ``compiled`` the others."""
+    counts the sources found in the file, ``compiled`` the others. Nothing is read, and no finder
+    added, until ``mxnet`` itself starts to execute (:meth:`begin`): finding it is not importing it."""
 
     def __init__(self, path, record):
         import re
@@ -287,13 +292,14 @@ class _CompiledOps:
         self.served = self.compiled = 0
         self.modules = []
         self._call = re.compile(r'(_imperative_invoke|_symbol_creator)\((\d+),')
-        if not record:
-            self.codes = self._read(path)
 
     @staticmethod
     def _read(path):
+        """The file's ``{source: code}``, or ``{}`` if it is missing, was written by another bytecode
+        version, or holds anything else."""
         import importlib.util
         import marshal
+        import types
         try:
             with open(path, 'rb') as f:
                 if f.read(len(importlib.util.MAGIC_NUMBER)) != importlib.util.MAGIC_NUMBER:
@@ -301,33 +307,56 @@ class _CompiledOps:
                 codes = marshal.load(f)
         except (OSError, EOFError, ValueError, TypeError):
             return {}
-        return codes if isinstance(codes, dict) else {}
+        if not isinstance(codes, dict) or not all(type(k) is str and type(v) is types.CodeType
+                                                  for k, v in codes.items()):
+            return {}
+        return codes
 
-    def _put_back(self, code, placeholder, handle):
-        consts = tuple(self._put_back(c, placeholder, handle) if hasattr(c, 'co_consts') else
-                       handle if type(c) is int and c == placeholder else c for c in code.co_consts)
-        return code.replace(co_consts=consts)
+    @staticmethod
+    def _compile(source):
+        return compile(source, '<string>', 'exec', dont_inherit=True)   # as MXNet's exec: no __future__
+
+    def _put_back(self, code, placeholder, handle, found):
+        consts = []
+        for c in code.co_consts:
+            if hasattr(c, 'co_consts'):
+                c = self._put_back(c, placeholder, handle, found)
+            elif type(c) is int and c == placeholder:
+                c = handle
+                found.append(c)
+            consts.append(c)
+        return code.replace(co_consts=tuple(consts))
 
     def code(self, source):
         """The code object ``compile(source, '<string>', 'exec')`` would make: from the file where it
         holds ``source`` (its handle aside), compiled otherwise. The placeholder has as many digits as
-        the handle (777...7): the code's column positions (Python 3.11+) stay those of ``source``."""
+        the handle (777...7): the code's column positions (Python 3.11+) stay those of ``source``; it
+        must be found exactly once among the code's constants, else the source is compiled."""
         handles = self._call.findall(source)
         digits = handles[0][1] if len(handles) == 1 else ''
         placeholder = '7' * len(digits)
         if not digits or placeholder in source:
             self.compiled += 1
-            return compile(source, '<string>', 'exec')
+            return self._compile(source)
         key = self._call.sub(lambda m: f'{m.group(1)}({placeholder},', source)
         code = self.codes.get(key)
         if code is None:
-            self.compiled += 1
-            code = compile(key, '<string>', 'exec')
+            code = self._compile(key)
             if self.record:
                 self.codes[key] = code
+            fresh = True
+        else:
+            fresh = False
+        found = []
+        code = self._put_back(code, int(placeholder), int(digits), found)
+        if len(found) != 1:
+            self.compiled += 1
+            return self._compile(source)
+        if fresh:
+            self.compiled += 1
         else:
             self.served += 1
-        return self._put_back(code, int(placeholder), int(digits))
+        return code
 
     def exec(self, source, globals=None, locals=None):
         """``exec`` for the two modules: what the builtin does, the compiling aside."""
@@ -352,20 +381,27 @@ class _CompiledOps:
         module.exec = self.exec
         self.modules.append(module)
 
-    def start(self):
-        """The spec of ``mxnet``, its loader wrapped so that :meth:`stop` runs once it is imported, and
-        this finder first on ``sys.meta_path``; None (nothing done) where ``mxnet`` is not found."""
+    def spec(self):
+        """The spec of ``mxnet`` where the normal import finds it, its loader wrapped so that
+        :meth:`begin` runs when it starts to execute and :meth:`stop` when it is done; None where
+        ``mxnet`` is not found (the normal import goes on)."""
         from importlib.machinery import PathFinder
         spec = PathFinder.find_spec('mxnet')
         if spec is None or not hasattr(spec.loader, 'exec_module'):
             return None
-        spec.loader = _Loader(spec.loader, None, self.stop)
-        sys.meta_path.insert(0, self)
+        spec.loader = _Loader(spec.loader, self.begin, self.stop)
         return spec
+
+    def begin(self, package):
+        """``mxnet`` starts to execute: read the file, and put this finder first on ``sys.meta_path``."""
+        if not self.record:
+            self.codes = self._read(self.path)
+        sys.meta_path.insert(0, self)
 
     def stop(self, package):
         """After ``import mxnet`` (or its failure): this finder and the stand-ins gone, MXNet's own
-        loader back on ``mxnet``, the file written if recording, the counts kept (module docstring)."""
+        loader back on ``mxnet``, the file written if recording, the counts kept. Never raises: a
+        failure to write is a warning, and never hides MXNet's own error."""
         if self in sys.meta_path:
             sys.meta_path.remove(self)
         for module in self.modules:
@@ -374,15 +410,25 @@ class _CompiledOps:
             if isinstance(module.__loader__, _Loader):
                 module.__loader__ = module.__spec__.loader = module.__loader__.loader
         if self.record and self.codes:
-            import importlib.util
-            import marshal
-            partial = f'{self.path}.{os.getpid()}'
+            self._write()
+        self.codes = {}
+        served[:] = [self.served, self.compiled]
+
+    def _write(self):
+        import importlib.util
+        import marshal
+        partial = f'{self.path}.{os.getpid()}'
+        try:
             with open(partial, 'wb') as f:
                 f.write(importlib.util.MAGIC_NUMBER)
                 marshal.dump(self.codes, f)
             os.replace(partial, self.path)     # whole or not at all, for a process importing meanwhile
-        self.codes = {}
-        served[:] = [self.served, self.compiled]
+        except OSError as exc:
+            _warn(f'could not keep the compiled operators in {self.path}: {exc!r}')
+            try:
+                os.remove(partial)
+            except OSError:
+                pass
 
 
 class _Loader:
@@ -405,6 +451,8 @@ class _Loader:
                 self.after(module)
 
     def __getattr__(self, name):
+        if name == 'loader':                 # not set yet (a copy being made): no endless recursion
+            raise AttributeError(name)
         return getattr(self.loader, name)
 
 
@@ -435,7 +483,7 @@ class _BeforeMXNet:
             switch = os.environ.get(OPS_SWITCH, '1')
             if switch != '0':
                 try:
-                    return _CompiledOps(compiled_ops_path(), record=switch == 'record').start()
+                    return _CompiledOps(compiled_ops_path(), record=switch == 'record').spec()
                 except Exception as exc:
                     _warn(f'could not serve MXNet its compiled operators (it compiles them): {exc!r}')
         return None
