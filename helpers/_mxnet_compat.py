@@ -265,7 +265,6 @@ def stdlib_distutils():
 def engine_defaults(environ=None):
     """Set each of :data:`ENGINE_DEFAULTS` that ``environ`` (default ``os.environ``) does not set;
     return the names set. Runs right before ``import mxnet`` (module docstring)."""
-    import os
     environ = os.environ if environ is None else environ
     chosen = [name for name in ENGINE_DEFAULTS if name not in environ]
     for name in chosen:
@@ -340,22 +339,18 @@ class _CompiledOps:
             return self._compile(source)
         key = self._call.sub(lambda m: f'{m.group(1)}({placeholder},', source)
         code = self.codes.get(key)
-        if code is None:
+        from_file = code is not None
+        if not from_file:
             code = self._compile(key)
             if self.record:
                 self.codes[key] = code
-            fresh = True
-        else:
-            fresh = False
         found = []
         code = self._put_back(code, int(placeholder), int(digits), found)
         if len(found) != 1:
             self.compiled += 1
             return self._compile(source)
-        if fresh:
-            self.compiled += 1
-        else:
-            self.served += 1
+        self.served += from_file
+        self.compiled += not from_file
         return code
 
     def exec(self, source, globals=None, locals=None):
@@ -502,7 +497,6 @@ def pth_line(path=None):
     """The line of the ``.pth`` file: load this file by its path (not as ``helpers._mxnet_compat``,
     which would depend on how the project is installed), once, and call :func:`activate`. Any failure
     is one line on stderr; Python starts anyway."""
-    import os
     path = os.path.abspath(path or __file__)
     code = (                    # site can read a .pth twice (seen: Python 3.11 in a venv): load it once
         'try:\n'
@@ -523,7 +517,6 @@ def install(site_dir=None):
     """Write the ``.pth`` file into ``site_dir`` (default: this interpreter's site-packages, i.e.
     the venv's); return its path. ``make setup`` runs this (``python -m helpers._mxnet_compat
     install``); so can a conda or hand-made environment."""
-    import os
     import sysconfig
     site_dir = site_dir or sysconfig.get_paths()['purelib']
     target = os.path.join(site_dir, PTH_NAME)
