@@ -86,7 +86,8 @@ $(VENV_ID): FORCE
 # looks at the stamp again once it holds the lock, and installs nothing if the first built it.
 # Where there is no flock (macOS), the sub-make runs unlocked, as the build did before.
 SETUP_LOCK := $(VENV).lock
-SETUP_DEPS := $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml helpers/_mxnet_compat.py
+SETUP_DEPS := $(VENV_ID) requirements.txt requirements-nodeps.txt pyproject.toml helpers/_mxnet_compat.py \
+              helpers/_mxnet_import.py
 
 ifndef SETUP_LOCKED
 $(STAMP): $(SETUP_DEPS)

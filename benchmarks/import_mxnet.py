@@ -1,11 +1,14 @@
 """``import mxnet`` in a fresh process, side by side in one run: the venv as it is against the same
-import without each of helpers/_mxnet_compat.py's two speed-ups:
+import without each of helpers/_mxnet_compat.py's three speed-ups:
 
 * ``import setuptools`` first: what every process paid before the shim imported the standard
   library's ``distutils.version`` first, on Python 3.9-3.11 (setuptools' ``distutils-precedence.pth``
   made MXNet's ``from distutils.version import ...`` import all of setuptools);
 * ``MXDP_COMPILED_OPS=0``: MXNet compiles the source of each of its operator functions, as it does
-  without the shim, instead of taking the code ``make setup`` compiled.
+  without the shim, instead of taking the code ``make setup`` compiled;
+* ``MXDP_LAZY_MODULES=0``: the four modules MXNet imports and the series never uses (its
+  quantization, text, ONNX and test utilities, two of which import ``scipy.stats``) run with
+  ``import mxnet``, as without the shim, instead of when first used.
 
     python benchmarks/import_mxnet.py            # 9 rounds
     python benchmarks/import_mxnet.py --rounds 21
@@ -28,7 +31,8 @@ r = resource.getrusage(resource.RUSAGE_SELF)
 print(r.ru_utime + r.ru_stime, 'setuptools' in sys.modules, sys.modules['distutils'].__file__)
 """
 KINDS = {'as it is': ('', {}), 'setuptools first (before)': ('import setuptools\n', {}),
-         'operators compiled (before)': ('', {'MXDP_COMPILED_OPS': '0'})}
+         'operators compiled (before)': ('', {'MXDP_COMPILED_OPS': '0'}),
+         'four modules at import (before)': ('', {'MXDP_LAZY_MODULES': '0'})}
 
 
 def once(before, env):
@@ -52,10 +56,11 @@ def main(argv=None):
     print(f'Python {sys.version.split()[0]}, {args.rounds} rounds, CPU seconds of a fresh process that imports mxnet')
     for kind, values in seconds.items():
         setuptools, distutils = seen[kind]
-        print(f'  {kind:28} median {statistics.median(values):.2f} s (range {min(values):.2f}-{max(values):.2f});'
+        print(f'  {kind:32} median {statistics.median(values):.2f} s (range {min(values):.2f}-{max(values):.2f});'
               f' setuptools imported: {setuptools}; distutils from {distutils}')
-    now, setuptools, compiled = (statistics.median(v) for v in seconds.values())
-    print(f'as it is / setuptools first: {now / setuptools:.2f}; as it is / operators compiled: {now / compiled:.2f}')
+    now, setuptools, compiled, eager = (statistics.median(v) for v in seconds.values())
+    print(f'as it is / setuptools first: {now / setuptools:.2f}; as it is / operators compiled: {now / compiled:.2f}; '
+          f'as it is / four modules at import: {now / eager:.2f}')
 
 
 if __name__ == '__main__':

@@ -42,8 +42,8 @@ the modules you need, e.g. ``from helpers import devices, data``.
 # module that is in no layer. tools/, tests/, benchmarks/ and the notebooks sit above all of them;
 # nothing in helpers/ imports them.
 LAYERS = {
-    'infrastructure': ['_mxnet_compat', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing', 'tracing', 'memory',
-                       'plot', 'source', 'netns'],
+    'infrastructure': ['_mxnet_compat', '_mxnet_import', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing',
+                       'tracing', 'memory', 'plot', 'source', 'netns'],
     'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job_faults', 'job', 'placement', 'cluster', 'dist',
                         'pushpull'],

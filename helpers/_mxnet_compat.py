@@ -21,8 +21,9 @@ HOW. ``make setup`` runs ``python -m helpers._mxnet_compat install``, which writ
 and calls :func:`activate`, which only puts a finder on ``sys.meta_path``: nothing is imported.
 The first time anything imports ``mxnet``, the finder removes itself, sets the engine default
 below (:func:`engine_defaults`), runs :func:`apply` (import NumPy; put back what it lacks) and
-:func:`stdlib_distutils` (below, "A faster import"), and hands the import ``mxnet`` where the normal
-import finds it, with its operators' compiled code at hand (below, "A faster import, 2"). So:
+hands the import ``mxnet`` to :mod:`helpers._mxnet_import`, three speed-ups that are not
+compatibility fixes (``distutils`` from the standard library, the operators' code compiled once, four
+unused modules left to their first use; that module says why and how). So:
 
 - a fresh Jupyter kernel's first cell ``import mxnet`` works; the reader does nothing;
 - a process that never imports ``mxnet`` (the node shim ``helpers/job_node.py``, pip, the Jupyter server)
@@ -57,48 +58,14 @@ notebook 05). More buffers cost memory only when an operator asks for a large on
 peak memory for a full-width ResNet-18 on two stand-ins, nothing measurable for the series' LeNet.
 GPUs have pools of their own (``MXNET_GPU_TEMP_COPY``), untouched.
 
-A FASTER IMPORT, ALSO NOT A COMPATIBILITY FIX. MXNet imports ``distutils.version`` while it is
-imported (``LooseVersion`` in ``mxnet/numpy_dispatch_protocol.py``, ``StrictVersion`` in
-``mxnet/numpy_op_fallback.py``). In a venv, setuptools' ``distutils-precedence.pth`` puts a finder
-first on ``sys.meta_path`` that answers ``import distutils`` with setuptools' own copy, and importing
-that imports all of setuptools first: 0.46 of the 2.3 CPU seconds that ``import mxnet`` took on the
-2-core CI machine (benchmarks/import_mxnet.py), paid by every process that imports MXNet (each
-notebook's kernel, each process of a distributed job). Python 3.9 to 3.11 still have ``distutils``
-in the standard library, with the same two classes, so there :func:`stdlib_distutils` imports it
-from there, past setuptools' finder, unless a ``distutils`` is already imported (setuptools, when
-imported later, swaps in its copy as before). Python 3.12 removed it: there setuptools' copy is the
-only one and nothing changes.
-
-A FASTER IMPORT, 2: MXNET'S OPERATOR FUNCTIONS COMPILED ONCE. ``import mxnet`` writes a Python
-function for each of its ~1,200 operators, for ``mx.nd`` and for ``mx.sym``: it generates the
-function's source from the operator's C++ description and compiles it with ``exec``
-(``_make_ndarray_function`` in ``mxnet/ndarray/register.py``, ``_make_symbol_function`` in
-``mxnet/symbol/register.py``), 2,556 compilations every time, a third of the import's CPU time
-(benchmarks/import_mxnet.py). The sources are the same in every process but for one number, the
-operator's handle (a C pointer, which moves with every start), which each function passes to MXNet.
-So ``make setup`` (``python -m helpers._mxnet_compat install``, :func:`record_compiled_ops`) imports
-MXNet once with ``MXDP_COMPILED_OPS=record`` and keeps the compiled code, the handle replaced by a
-placeholder of as many digits, in a file in the environment's site-packages
-(:func:`compiled_ops_path`). In later processes, once ``mxnet`` starts to execute (finding it, as
-``importlib.util.find_spec`` does, reads nothing), :class:`_CompiledOps` reads the file and stands
-in for ``exec`` in those two modules until ``mxnet`` is imported: a source found in the file (the
-whole source is the key, its handle replaced likewise) gets that code with its own handle put back,
-any other is compiled as before. The functions are MXNet's own, code object for code object
-(tests/test_mxnet_compat.py compares each with a fresh compilation of its source, its handle,
-bytecode, constants, names and line table); the file is read only if this Python's bytecode version
-wrote it and it holds nothing but code, and a missing, foreign or broken file, or a handle of
-another number of digits than recorded, only means compiling, as before. Once ``mxnet`` is imported
-the stand-in is gone; the process keeps about 10 MB more memory than without it (freed, not handed
-back to the system). ``MXDP_COMPILED_OPS=0`` turns it off.
-
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """
 import os
 import sys
 
-__all__ = ['activate', 'apply', 'engine_defaults', 'stdlib_distutils', 'install', 'pth_line', 'PTH_NAME', 'ALIASES',
-           'ENGINE_DEFAULTS', 'NUMPY2_CONSTANTS', 'NUMPY2_FUNCTIONS', 'NUMPY2_FINANCIAL', 'NUMPY2_SUBMODULES',
-           'restorable', 'compiled_ops_path', 'record_compiled_ops', 'OPS_SWITCH']
+__all__ = ['activate', 'apply', 'engine_defaults', 'install', 'pth_line', 'PTH_NAME', 'ALIASES', 'ENGINE_DEFAULTS',
+           'NUMPY2_CONSTANTS', 'NUMPY2_FUNCTIONS', 'NUMPY2_FINANCIAL', 'NUMPY2_SUBMODULES', 'restorable',
+           'faster_import']
 
 # --- What NumPy removed and MXNet 1.9.1 reads (module docstring). One group per removal; each is put
 # back only where the running NumPy lacks the name, as NumPy 1.23 defined it.
@@ -139,10 +106,6 @@ NUMPY2_SUBMODULES = {'compat': {'basestring': str}}
 ENGINE_DEFAULTS = {'MXNET_CPU_TEMP_COPY': '32', 'MXNET_ENFORCE_DETERMINISM': '1', 'MXNET_CUDNN_AUTOTUNE_DEFAULT': '0'}
 PTH_NAME = 'mxdp-mxnet-compat.pth'
 MODULE_NAME = '_mxdp_mxnet_compat'  # the name the .pth loads this file under (not `helpers.`...)
-# A faster import, 2 (module docstring): the environment variable ('0': off; 'record': write the file)
-# and the two modules whose `exec` is stood in for.
-OPS_SWITCH = 'MXDP_COMPILED_OPS'
-OPS_MODULES = ('mxnet.ndarray.register', 'mxnet.symbol.register')
 
 
 def _warn(message):
@@ -243,25 +206,6 @@ def apply():
     return restored
 
 
-def stdlib_distutils():
-    """On Python 3.9-3.11, import ``distutils.version`` from the standard library, past setuptools'
-    finder (module docstring, "A faster import"); return the module, or None where nothing was done
-    (Python 3.12 and later, or ``distutils`` already imported)."""
-    if sys.version_info >= (3, 12) or 'distutils' in sys.modules:
-        return None
-    import importlib
-    import warnings
-    theirs = [f for f in sys.meta_path if type(f).__module__ == '_distutils_hack']
-    for finder in theirs:
-        sys.meta_path.remove(finder)
-    try:
-        with warnings.catch_warnings():     # 3.10, 3.11: "The distutils package is deprecated ..."
-            warnings.simplefilter('ignore', DeprecationWarning)
-            return importlib.import_module('distutils.version')
-    finally:
-        sys.meta_path[0:0] = theirs
-
-
 def engine_defaults(environ=None):
     """Set each of :data:`ENGINE_DEFAULTS` that ``environ`` (default ``os.environ``) does not set;
     return the names set. Runs right before ``import mxnet`` (module docstring)."""
@@ -272,194 +216,28 @@ def engine_defaults(environ=None):
     return chosen
 
 
-def compiled_ops_path():
-    """Where :func:`record_compiled_ops` keeps MXNet's compiled operator functions: in this
-    environment's site-packages, one file per bytecode version (module docstring, "A faster import, 2")."""
-    import sysconfig
-    return os.path.join(sysconfig.get_paths()['purelib'], f'mxdp-mxnet-ops.{sys.implementation.cache_tag}.bin')
-
-
-class _CompiledOps:
-    """Stands in for ``exec`` in :data:`OPS_MODULES` while ``mxnet`` is imported (module docstring,
-    "A faster import, 2"); a ``sys.meta_path`` finder for those two modules meanwhile. ``served``
-    counts the sources found in the file, ``compiled`` the others. Nothing is read, and no finder
-    added, until ``mxnet`` itself starts to execute (:meth:`begin`): finding it is not importing it."""
-
-    def __init__(self, path, record):
-        import re
-        self.path, self.record, self.codes = path, record, {}
-        self.served = self.compiled = 0
-        self.modules = []
-        self._call = re.compile(r'(_imperative_invoke|_symbol_creator)\((\d+),')
-
-    @staticmethod
-    def _read(path):
-        """The file's ``{source: code}``, or ``{}`` if it is missing, was written by another bytecode
-        version, or holds anything else."""
-        import importlib.util
-        import marshal
-        import types
+def faster_import():
+    """:mod:`helpers._mxnet_import`, loaded by its path as ``_mxdp_mxnet_import``, once per process
+    (as the ``.pth`` file loads this file: it needs no ``helpers`` package to be importable)."""
+    import importlib.util
+    name = '_mxdp_mxnet_import'
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_mxnet_import.py')
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = sys.modules[name] = importlib.util.module_from_spec(spec)
         try:
-            with open(path, 'rb') as f:
-                if f.read(len(importlib.util.MAGIC_NUMBER)) != importlib.util.MAGIC_NUMBER:
-                    return {}             # written by another bytecode version: compile, as before
-                codes = marshal.load(f)
-        except (OSError, EOFError, ValueError, TypeError):
-            return {}
-        if not isinstance(codes, dict) or not all(type(k) is str and type(v) is types.CodeType
-                                                  for k, v in codes.items()):
-            return {}
-        return codes
-
-    @staticmethod
-    def _compile(source):
-        return compile(source, '<string>', 'exec', dont_inherit=True)   # as MXNet's exec: no __future__
-
-    def _put_back(self, code, placeholder, handle, found):
-        consts = []
-        for c in code.co_consts:
-            if hasattr(c, 'co_consts'):
-                c = self._put_back(c, placeholder, handle, found)
-            elif type(c) is int and c == placeholder:
-                c = handle
-                found.append(c)
-            consts.append(c)
-        return code.replace(co_consts=tuple(consts))
-
-    def code(self, source):
-        """The code object ``compile(source, '<string>', 'exec')`` would make: from the file where it
-        holds ``source`` (its handle aside), compiled otherwise. The placeholder has as many digits as
-        the handle (777...7): the code's column positions (Python 3.11+) stay those of ``source``; it
-        must be found exactly once among the code's constants, else the source is compiled."""
-        handles = self._call.findall(source)
-        digits = handles[0][1] if len(handles) == 1 else ''
-        placeholder = '7' * len(digits)
-        if not digits or placeholder in source:
-            self.compiled += 1
-            return self._compile(source)
-        key = self._call.sub(lambda m: f'{m.group(1)}({placeholder},', source)
-        code = self.codes.get(key)
-        from_file = code is not None
-        if not from_file:
-            code = self._compile(key)
-            if self.record:
-                self.codes[key] = code
-        found = []
-        code = self._put_back(code, int(placeholder), int(digits), found)
-        if len(found) != 1:
-            self.compiled += 1
-            return self._compile(source)
-        self.served += from_file
-        self.compiled += not from_file
-        return code
-
-    def exec(self, source, globals=None, locals=None):
-        """``exec`` for the two modules: what the builtin does, the compiling aside."""
-        import builtins
-        if isinstance(source, str):
-            source = self.code(source)
-        if globals is None:                   # as the builtin: the caller's namespace
-            frame = sys._getframe(1)
-            globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
-        return builtins.exec(source, globals, locals)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname not in OPS_MODULES:
-            return None
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(fullname, path)
-        if spec is not None and hasattr(spec.loader, 'exec_module'):
-            spec.loader = _Loader(spec.loader, self._enter)
-        return spec
-
-    def _enter(self, module):
-        module.exec = self.exec
-        self.modules.append(module)
-
-    def spec(self):
-        """The spec of ``mxnet`` where the normal import finds it, its loader wrapped so that
-        :meth:`begin` runs when it starts to execute and :meth:`stop` when it is done; None where
-        ``mxnet`` is not found (the normal import goes on)."""
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec('mxnet')
-        if spec is None or not hasattr(spec.loader, 'exec_module'):
-            return None
-        spec.loader = _Loader(spec.loader, self.begin, self.stop)
-        return spec
-
-    def begin(self, package):
-        """``mxnet`` starts to execute: read the file, and put this finder first on ``sys.meta_path``."""
-        if not self.record:
-            self.codes = self._read(self.path)
-        sys.meta_path.insert(0, self)
-
-    def stop(self, package):
-        """After ``import mxnet`` (or its failure): this finder and the stand-ins gone, MXNet's own
-        loader back on ``mxnet``, the file written if recording, the counts kept. Never raises: a
-        failure to write is a warning, and never hides MXNet's own error."""
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        for module in self.modules:
-            vars(module).pop('exec', None)
-        for module in (package, *self.modules):
-            if isinstance(module.__loader__, _Loader):
-                module.__loader__ = module.__spec__.loader = module.__loader__.loader
-        if self.record and self.codes:
-            self._write()
-        self.codes = {}
-        served[:] = [self.served, self.compiled]
-
-    def _write(self):
-        import importlib.util
-        import marshal
-        partial = f'{self.path}.{os.getpid()}'
-        try:
-            with open(partial, 'wb') as f:
-                f.write(importlib.util.MAGIC_NUMBER)
-                marshal.dump(self.codes, f)
-            os.replace(partial, self.path)     # whole or not at all, for a process importing meanwhile
-        except OSError as exc:
-            _warn(f'could not keep the compiled operators in {self.path}: {exc!r}')
-            try:
-                os.remove(partial)
-            except OSError:
-                pass
-
-
-class _Loader:
-    """A module's own loader, with ``before(module)`` run before the module and ``after(module)``
-    once it ran (or failed)."""
-
-    def __init__(self, loader, before=None, after=None):
-        self.loader, self.before, self.after = loader, before, after
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        if self.before:
-            self.before(module)
-        try:
-            self.loader.exec_module(module)
-        finally:
-            if self.after:
-                self.after(module)
-
-    def __getattr__(self, name):
-        if name == 'loader':                 # not set yet (a copy being made): no endless recursion
-            raise AttributeError(name)
-        return getattr(self.loader, name)
-
-
-# [served from the file, compiled] by the last `import mxnet` of this process (module docstring).
-served = []
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
 
 
 class _BeforeMXNet:
     """A ``sys.meta_path`` finder: the first time ``mxnet`` is about to be imported, it removes
-    itself and runs :func:`engine_defaults`, :func:`apply` and :func:`stdlib_distutils`; then it finds
-    ``mxnet`` where the normal import would, its loader wrapped by :class:`_CompiledOps` (or nothing,
-    with ``MXDP_COMPILED_OPS=0``: the normal import follows)."""
+    itself and runs :func:`engine_defaults` and :func:`apply`; then it hands the import to
+    :mod:`helpers._mxnet_import` (:func:`faster_import`), which finds ``mxnet`` where the normal
+    import would (with its speed-ups all switched off, nothing: the normal import follows)."""
 
     mxdp_mxnet_compat = True  # how activate() recognises one, even from another copy of this module
 
@@ -472,15 +250,14 @@ class _BeforeMXNet:
             try:
                 engine_defaults()
                 apply()
-                stdlib_distutils()
             except Exception as exc:  # never hide MXNet's own error behind ours
                 _warn(f'could not prepare NumPy for MXNet: {exc!r}')
-            switch = os.environ.get(OPS_SWITCH, '1')
-            if switch != '0':
-                try:
-                    return _CompiledOps(compiled_ops_path(), record=switch == 'record').spec()
-                except Exception as exc:
-                    _warn(f'could not serve MXNet its compiled operators (it compiles them): {exc!r}')
+            try:
+                fast = faster_import()
+                fast.stdlib_distutils()
+                return fast.mxnet_spec()
+            except Exception as exc:
+                _warn(f'could not speed up import mxnet (it imports as it would without this shim): {exc!r}')
         return None
 
 
@@ -527,27 +304,9 @@ def install(site_dir=None):
     return target
 
 
-def record_compiled_ops():
-    """Import MXNet once in a fresh process of this interpreter (whose ``.pth`` file is written) with
-    ``MXDP_COMPILED_OPS=record``, which writes :func:`compiled_ops_path` (module docstring, "A faster
-    import, 2"). Returns the path, or None, with a warning, if the import failed: processes then
-    compile the operators as before."""
-    import subprocess
-    path = compiled_ops_path()
-    env = dict(os.environ, **{OPS_SWITCH: 'record'})
-    try:
-        subprocess.run([sys.executable, '-c', 'import mxnet'], env=env, capture_output=True, text=True,
-                       timeout=600, check=True)
-    except (OSError, subprocess.SubprocessError) as exc:
-        tail = (getattr(exc, 'stderr', None) or '').strip().splitlines()[-1:]
-        _warn(f'import mxnet failed ({exc!r} {tail}): no compiled operators kept; each process compiles them')
-        return None
-    return path
-
-
 if __name__ == '__main__':
     if sys.argv[1:] == ['install']:      # `make setup`: the .pth file, then the compiled operators
         print(install())
-        record_compiled_ops()
+        faster_import().record_compiled_ops()
     else:
         sys.exit('usage: python -m helpers._mxnet_compat install')

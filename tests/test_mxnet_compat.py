@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from helpers import _mxnet_compat as compat
+from helpers import _mxnet_compat as compat, _mxnet_import as fast
 
 ALIASES = sorted(compat.ALIASES)
 
@@ -113,7 +113,8 @@ def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
     finder = compat._BeforeMXNet()
     monkeypatch.setattr(sys, 'meta_path', [finder, *sys.meta_path])
     assert finder.find_spec('numpy') is None and finder in sys.meta_path  # only `mxnet` triggers it
-    monkeypatch.setenv(compat.OPS_SWITCH, '0')                 # MXNet's own import follows, unchanged
+    monkeypatch.setenv(fast.OPS_SWITCH, '0')                 # MXNet's own import follows, unchanged
+    monkeypatch.setenv(fast.LAZY_SWITCH, '0')
     with pytest.warns(RuntimeWarning, match='boom'):
         assert finder.find_spec('mxnet') is None
     assert finder not in sys.meta_path  # once per process
@@ -227,11 +228,11 @@ def test_import_mxnet_takes_distutils_from_the_standard_library_where_python_has
 def test_stdlib_distutils_leaves_an_imported_distutils_and_the_finders_alone(monkeypatch):
     finders = list(sys.meta_path)
     monkeypatch.setitem(sys.modules, 'distutils', types.ModuleType('distutils'))
-    assert compat.stdlib_distutils() is None and sys.meta_path == finders
+    assert fast.stdlib_distutils() is None and sys.meta_path == finders
 
 
 # --- A faster import, 2: MXNet's operator functions compiled once (the module's docstring) ---------
-SERVED = ("import sys; import mxnet; m = sys.modules['_mxdp_mxnet_compat']; "
+SERVED = ("import sys; import mxnet; m = sys.modules['_mxdp_mxnet_import']; "
           "print(m.served, type(mxnet.__loader__).__name__, "
           "any(hasattr(sys.modules[n], 'exec') for n in m.OPS_MODULES), "
           "any(isinstance(f, m._CompiledOps) for f in sys.meta_path), mxnet.nd.ones(2).sum().asscalar())")
@@ -242,7 +243,7 @@ def test_import_mxnet_is_served_every_operator_compiled_by_make_setup(tmp_path):
     """Every generated operator function of `import mxnet` comes from the file `make setup` wrote, none
     is compiled; afterwards nothing of the stand-in is left (MXNet's own loader, no `exec` in its
     modules, no finder). MXDP_COMPILED_OPS=0: MXNet compiles them all, as without the shim."""
-    assert os.path.exists(compat.compiled_ops_path()), 'make setup did not write the compiled operators'
+    assert os.path.exists(fast.compiled_ops_path()), 'make setup did not write the compiled operators'
     result = _python(SERVED, tmp_path)
     assert result.returncode == 0, result.stderr
     served, rest = result.stdout.split(']')
@@ -252,7 +253,7 @@ def test_import_mxnet_is_served_every_operator_compiled_by_make_setup(tmp_path):
     assert served > 2000, f'{result.stdout} (handles of another number of digits than recorded?)'
 
     assert rest.split() == ['SourceFileLoader', 'False', 'False', '2.0'], result.stdout
-    off = _python(SERVED, tmp_path, env=dict(os.environ, **{compat.OPS_SWITCH: '0'}))
+    off = _python(SERVED, tmp_path, env=dict(os.environ, **{fast.OPS_SWITCH: '0'}))
     assert off.returncode == 0 and off.stdout.split() == ['[]', 'SourceFileLoader', 'False', 'False', '2.0'], off
 
 
@@ -261,7 +262,8 @@ def test_every_served_operator_is_what_compiling_its_source_makes(tmp_path):
     """For each of the sources `import mxnet` generates (its handle, a pointer, differs in every
     process), the code served from the file equals the code object compile() makes of that source:
     bytecode, constants (the handle among them), names, line table."""
-    code = ("import sys, json; m = sys.modules['_mxdp_mxnet_compat']; pairs = []; own = m._CompiledOps.code\n"
+    code = ("import sys, json; m = sys.modules['_mxdp_mxnet_compat'].faster_import(); pairs = []\n"
+            "own = m._CompiledOps.code\n"
             "m._CompiledOps.code = lambda self, source: pairs.append((source, own(self, source))) or pairs[-1][1]\n"
             "import mxnet\n"
             "wrong = [s[:80] for s, c in pairs if c != compile(s, '<string>', 'exec')]\n"
@@ -279,10 +281,10 @@ def test_compiled_ops_from_a_file_of_this_python_only(tmp_path):
     source = 'def op(x):\n    return _imperative_invoke(140234567, [x], None, False, False)\n'
     other = source.replace('140234567', '940000017')
     path = str(tmp_path / 'ops.bin')
-    recorder = compat._CompiledOps(path, record=True)
+    recorder = fast._CompiledOps(path, record=True)
     assert recorder.code(source) == compile(source, '<string>', 'exec')
     recorder.stop(types.SimpleNamespace(__loader__=None))
-    reader = compat._CompiledOps(path, record=False)
+    reader = fast._CompiledOps(path, record=False)
     reader.codes = reader._read(path)                    # what begin() does once mxnet starts to execute
     assert reader.code(other) == compile(other, '<string>', 'exec') and (reader.served, reader.compiled) == (1, 0)
     plain, longer = 'x = 1\n', source.replace('140234567', '1402345678')      # no operator call; 10 digits
@@ -294,22 +296,51 @@ def test_compiled_ops_from_a_file_of_this_python_only(tmp_path):
     holds_other = importlib.util.MAGIC_NUMBER + marshal.dumps({'def op(x): ...': 'not code'})
     for broken in (b'\x00\x00\r\n' + data[4:], data[:4] + b'garbage', data[:len(data) // 2], b'', holds_other):
         open(path, 'wb').write(broken)
-        again = compat._CompiledOps(path, record=False)
+        again = fast._CompiledOps(path, record=False)
         again.codes = again._read(path)
         assert again.codes == {} and again.code(other) == compile(other, '<string>', 'exec'), broken[:8]
-    assert compat._CompiledOps._read(str(tmp_path / 'none.bin')) == {}
+    assert fast._CompiledOps._read(str(tmp_path / 'none.bin')) == {}
 
 
 def test_finding_mxnet_reads_nothing_and_a_failed_write_is_a_warning(tmp_path):
     """importlib.util.find_spec('mxnet') (helpers/launcher.py does it) reads no file and leaves no
     finder; a record that cannot be written warns, leaves no partial file, and raises nothing."""
     result = _python("import importlib.util, sys; spec = importlib.util.find_spec('mxnet'); "
-                     "m = sys.modules['_mxdp_mxnet_compat']; "
+                     "m = sys.modules['_mxdp_mxnet_import']; "
                      "print(spec.name, any(isinstance(f, m._CompiledOps) for f in sys.meta_path), m.served)", tmp_path)
     assert result.returncode == 0 and result.stdout.split() == ['mxnet', 'False', '[]'], result
     blocked = tmp_path / 'no-such-dir' / 'ops.bin'
-    recorder = compat._CompiledOps(str(blocked), record=True)
+    recorder = fast._CompiledOps(str(blocked), record=True)
     recorder.code('def op(x):\n    return _symbol_creator(123456, x)\n')
     with pytest.warns(RuntimeWarning, match='could not keep the compiled operators'):
         recorder.stop(types.SimpleNamespace(__loader__=None))
-    assert not blocked.parent.exists() and compat.served == [0, 1]
+    assert not blocked.parent.exists() and fast.served == [0, 1]
+
+
+# --- A faster import, 3: four modules MXNet imports and the series never uses, loaded when first used ------
+LAZY = ("import json, sys; import mxnet; m = sys.modules['_mxdp_mxnet_import']; "
+        "before = [list(m.lazy), 'scipy.stats' in sys.modules, type(mxnet.__loader__).__name__, "
+        "any(isinstance(f, m._LazyModules) for f in sys.meta_path)]\n"
+        "from mxnet.test_utils import assert_almost_equal\n"
+        "assert_almost_equal(mxnet.nd.ones(2), mxnet.nd.ones(2))\n"
+        "names = [mxnet.contrib.quantization.quantize_net.__name__, mxnet.contrib.quant.quantize_net.__name__, "
+        "mxnet.contrib.text.vocab.Vocabulary.__name__, mxnet.contrib.onnx.import_model.__name__]\n"
+        "print(json.dumps([before, names, [type(sys.modules[n]).__name__ for n in m.LAZY_MODULES], "
+        "'scipy.stats' in sys.modules]))")
+
+
+def test_import_mxnet_leaves_four_unused_modules_to_their_first_use(tmp_path):
+    """After `import mxnet` the four modules are in place, not run (SciPy's statistics not imported),
+    and nothing of the finder is left; each works when first used, as MXNet wrote it (the same
+    function objects under both names MXNet binds). MXDP_LAZY_MODULES=0: imported with mxnet."""
+    import json
+    result = _python(LAZY, tmp_path)
+    assert result.returncode == 0, result.stderr
+    before, names, kinds, stats = json.loads(result.stdout)
+    assert before == [list(fast.LAZY_MODULES), False, 'SourceFileLoader', False], result.stdout
+    assert names == ['quantize_net', 'quantize_net', 'Vocabulary', 'import_model'] and stats, result.stdout
+    assert kinds == ['module'] * len(fast.LAZY_MODULES), result.stdout
+    off = _python(LAZY, tmp_path, env=dict(os.environ, **{fast.LAZY_SWITCH: '0'}))
+    assert off.returncode == 0, off.stderr
+    before, names, kinds, stats = json.loads(off.stdout)
+    assert before == [[], True, 'SourceFileLoader', False] and kinds == ['module'] * len(fast.LAZY_MODULES), off
