@@ -96,9 +96,12 @@ else
 # d2l is installed with --no-deps (requirements-nodeps.txt says why); requirements.txt holds its
 # dependencies, per Python version. pip would byte-compile each of the ~9,000 files it installs, one
 # after the other; compileall does the same on every core (--no-compile, then compileall -j 0: a fresh
-# venv's install took 61 s with pip compiling, 33 s + 18 s this way, on 2 cores). The last step
-# installs the before-MXNet hook (helpers/_mxnet_compat.py) as a .pth file: it acts before any
-# `import mxnet`, notebooks included.
+# venv's install took 61 s with pip compiling, 33 s + 18 s this way, on 2 cores). It compiles the
+# project's helpers/ and tools/ too, which every kernel and every process of a job imports: where
+# the environment sets PYTHONDONTWRITEBYTECODE (this machine does), each process would compile them
+# anew (0.2 CPU s for what a training notebook imports; a module changed since is compiled again,
+# in memory, as before). The last step installs the before-MXNet hook (helpers/_mxnet_compat.py) as
+# a .pth file: it acts before any `import mxnet`, notebooks included.
 $(STAMP): $(SETUP_DEPS)
 	@found=$$($(FIND_PYTHON:--venv=-q --venv)) || exit 1; want=$${found%% *}; py=$${found#* }; \
 	  made=$$(sed -n 's/^version *= *\([0-9]*\.[0-9]*\).*/\1/p' $(VENV)/pyvenv.cfg 2>/dev/null); \
@@ -110,7 +113,7 @@ $(STAMP): $(SETUP_DEPS)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -r requirements.txt
 	$(PY) -m pip install --quiet --no-compile --no-deps -r requirements-nodeps.txt -e .
-	$(PY) -m compileall -q -j 0 $(VENV)/lib >/dev/null
+	$(PY) -m compileall -q -j 0 $(VENV)/lib helpers tools >/dev/null
 	@$(PY) -m helpers._mxnet_compat install >/dev/null
 	@touch $@
 endif
