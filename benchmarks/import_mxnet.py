@@ -1,5 +1,5 @@
 """``import mxnet`` in a fresh process, side by side in one run: the venv as it is against the same
-import without each of helpers/_mxnet_compat.py's three speed-ups:
+import without each of the three speed-ups of helpers/_mxnet_import.py:
 
 * ``import setuptools`` first: what every process paid before the shim imported the standard
   library's ``distutils.version`` first, on Python 3.9-3.11 (setuptools' ``distutils-precedence.pth``

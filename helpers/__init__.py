@@ -44,7 +44,7 @@ the modules you need, e.g. ``from helpers import devices, data``.
 LAYERS = {
     'infrastructure': ['_mxnet_compat', '_mxnet_import', 'checks', 'procs', 'gpu_code', 'devices', 'data', 'timing',
                        'tracing', 'memory', 'plot', 'source', 'netns'],
-    'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', 'buckets'],
+    'lessons': ['split', 'comm', 'costmodel', 'link', 'replay', 'models', '_residual', 'buckets'],
     'stores and jobs': ['kvstore', 'launcher', 'job_node', 'job_faults', 'job', 'placement', 'cluster', 'dist',
                         'pushpull'],
     'training': ['train', 'sharding', 'zero', 'precision', 'accumulation', 'dist_train', 'scaling', 'checkpoint',

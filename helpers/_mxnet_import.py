@@ -7,7 +7,8 @@ processes in one ``make test``.
 
 The hook loads this file by its path (:func:`helpers._mxnet_compat.faster_import`), as the ``.pth``
 file loads the hook, under the name ``_mxdp_mxnet_import``: it works whether or not ``helpers`` can
-be imported, and it is one module in a process however the hook was loaded.
+be imported, once per process. (``import helpers._mxnet_import``, as the tests do, makes a second
+copy, whose :data:`served` and :data:`lazy` stay empty: the hook's copy holds them.)
 
 A FASTER IMPORT, 1: DISTUTILS FROM THE STANDARD LIBRARY. MXNet imports ``distutils.version`` while it is
 imported (``LooseVersion`` in ``mxnet/numpy_dispatch_protocol.py``, ``StrictVersion`` in
@@ -52,12 +53,15 @@ imported, :class:`_LazyModules` finds these four (:data:`LAZY_MODULES`) where th
 them and gives each the standard library's ``importlib.util.LazyLoader``: the module is in
 ``sys.modules`` and bound where MXNet binds it (``mx.contrib.quantization``, ``mx.test_utils``), and it
 runs, MXNet's own code unchanged, the first time any of its attributes is read (``from
-mxnet.test_utils import assert_almost_equal`` works as before). Only the moment changes: whatever
-they do, warnings and failures included, happens at that first use rather than at ``import mxnet``;
-and before Python 3.13, whose ``LazyLoader`` takes a lock, two threads first using the same one at
-the same moment could run it twice (nothing in the series uses any of them). :data:`lazy` lists
-those the last ``import mxnet`` left unloaded; ``MXDP_LAZY_MODULES=0`` imports them with ``mxnet``,
-as without the shim.
+mxnet.test_utils import assert_almost_equal`` works as before). What changes is when they run:
+at the first read of one of their attributes, wherever it comes from. Code that reads an attribute of
+every module in ``sys.modules`` runs all four (IPython formatting a kernel's first traceback does:
+``inspect.getmodule`` reads each module's ``__file__``), which costs that process what ``import
+mxnet`` used to. A failure while one runs is raised at that first read, and the half-run module
+stays where it is, as after a failed import; before Python 3.13 (3.12.1 here has no lock; 3.13.0's
+``LazyLoader`` takes one), a second thread reading one while a first runs it can find it half-run.
+Nothing in the series uses any of the four. :data:`lazy` lists those the last ``import mxnet`` left
+unloaded; ``MXDP_LAZY_MODULES=0`` imports them with ``mxnet``, as without the shim.
 
 Standard library only, and valid on Python 3.9: it runs before anything else is imported.
 """

@@ -36,8 +36,8 @@ from mxnet.gluon import nn
 from helpers import checks
 from helpers.split import split_and_load
 
-__all__ = ['LENET_SHAPES', 'init_lenet_params', 'lenet_scratch', 'replicate_params', 'lenet',  # noqa: F822
-           'Residual', 'resnet18', 'batchnorm_step', 'sync_batchnorm_steps',      # (Residual: module __getattr__)
+__all__ = ['LENET_SHAPES', 'init_lenet_params', 'lenet_scratch', 'replicate_params', 'lenet',
+           'Residual', 'resnet18', 'batchnorm_step', 'sync_batchnorm_steps',  # noqa: F822 (Residual: __getattr__)
            'equal_weight_batchnorm']
 
 # (name, shape) of the scratch LeNet's parameters, in the order of the list.
@@ -104,37 +104,14 @@ def lenet(devices, seed=0):
     return net
 
 
-def _residual_class():
-    """Make :class:`Residual` (below, module ``__getattr__``)."""
-    from d2l import mxnet as d2l
-
-    class Residual(d2l.Residual):
-        """d2l's residual block -- the same layers, built by d2l's own ``__init__`` -- with a forward pass
-        that also accepts classic ``mx.nd`` arrays (notebook 06).
-
-        d2l 1.0.3's ``Residual.forward`` calls ``npx.relu``, which only takes ``mx.np`` arrays; the
-        series works with classic NDArrays (``mx.nd``), so only the two ``relu`` calls differ here."""
-
-        def forward(self, X):
-            relu = mx.npx.relu if isinstance(X, mx.np.ndarray) else nd.relu
-            Y = relu(self.bn1(self.conv1(X)))
-            Y = self.bn2(self.conv2(Y))
-            if self.conv3:
-                X = self.conv3(X)
-            return relu(Y + X)
-
-    Residual.__qualname__ = 'Residual'
-    return Residual
-
-
 def __getattr__(name):
-    """``Residual`` is made the first time it is asked for (PEP 562), as it derives from d2l's block:
-    importing d2l imports pandas and matplotlib's pyplot, some 0.5 CPU seconds that every process
-    importing this module would otherwise pay, each worker of a distributed job among them, which
-    trains LeNet only."""
+    """``Residual`` (:mod:`helpers._residual`) is imported the first time it is asked for (PEP 562),
+    as it derives from d2l's block: importing d2l imports pandas and matplotlib's pyplot, some 0.5
+    CPU seconds that every process importing this module would otherwise pay, each worker of a
+    distributed job among them, which trains LeNet only."""
     if name == 'Residual':
-        globals()[name] = _residual_class()
-        return globals()[name]
+        from helpers._residual import Residual
+        return Residual
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
@@ -148,7 +125,7 @@ def resnet18(devices, num_classes=10, width=64, seed=0):
     checks.fits(4 * len(devices) * (2_750 * width ** 2 + 8 * width * num_classes),    # ~11.2 M parameters at 64
                 f'a ResNet-18 of width {width}, num_classes {num_classes}')
 
-    Residual = sys.modules[__name__].Residual       # made on first use (module __getattr__, above)
+    from helpers._residual import Residual          # d2l imported here, not with this module (above)
 
     def stage(channels, first=False):
         blk = nn.Sequential()

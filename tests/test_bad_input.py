@@ -718,8 +718,8 @@ ENTRIES = {
         device=Device(), names={'params': ('parameter',)}),
     'helpers.models.lenet': Sweep(
         lambda: dict(devices=CPU, seed=0), devices=Devices(), seed=Count(0)),
-    'helpers.models.Residual': Exempt("d2l's residual block: its constructor is d2l's (d2l.Residual), unchanged; only "
-                                      'forward differs'),
+    'helpers._residual.Residual': Exempt("d2l's residual block: its constructor is d2l's (d2l.Residual), "
+                                         'unchanged; only forward differs'),
     'helpers.models.resnet18': Sweep(
         lambda: dict(devices=CPU[:1], num_classes=10, width=1, seed=0), devices=Devices(),
         num_classes=Count(1, 10 ** 10), width=Count(1, 10 ** 6), seed=Count(0)),

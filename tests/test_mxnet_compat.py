@@ -106,16 +106,20 @@ def test_mxnet_dispatches_numpy_functions_to_its_own_on_numpy_2():
     assert mx.np.PZERO == 0.0 and mx.np.NAN != mx.np.NAN and mx.np.bool is numpy.bool
 
 
-def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch):
+@pytest.mark.parametrize('where, message', [('apply', 'could not prepare NumPy for MXNet'),
+                                             ('faster_import', 'could not speed up import mxnet')])
+def test_a_failure_before_import_mxnet_is_a_warning(monkeypatch, where, message):
+    """Preparing NumPy, or loading the speed-ups (helpers/_mxnet_import.py), fails: a warning naming
+    the step and the error, and MXNet's own import follows, unchanged."""
     def broken():
         raise RuntimeError('boom')
-    monkeypatch.setattr(compat, 'apply', broken)
+    monkeypatch.setattr(compat, where, broken)
     finder = compat._BeforeMXNet()
     monkeypatch.setattr(sys, 'meta_path', [finder, *sys.meta_path])
     assert finder.find_spec('numpy') is None and finder in sys.meta_path  # only `mxnet` triggers it
     monkeypatch.setenv(fast.OPS_SWITCH, '0')                 # MXNet's own import follows, unchanged
     monkeypatch.setenv(fast.LAZY_SWITCH, '0')
-    with pytest.warns(RuntimeWarning, match='boom'):
+    with pytest.warns(RuntimeWarning, match=f'{message}.*boom'):
         assert finder.find_spec('mxnet') is None
     assert finder not in sys.meta_path  # once per process
 
