@@ -200,11 +200,7 @@ class _CompiledOps:
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in OPS_MODULES:
             return None
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(fullname, path)
-        if spec is not None and hasattr(spec.loader, 'exec_module'):
-            spec.loader = _Loader(spec.loader, self._enter)
-        return spec
+        return _wrapped_spec(fullname, path, lambda loader: _Loader(loader, self._enter))
 
     def _enter(self, module):
         module.exec = self.exec
@@ -245,6 +241,16 @@ class _CompiledOps:
                 os.remove(partial)
             except OSError:
                 pass
+
+
+def _wrapped_spec(fullname, path, wrap):
+    """The spec the normal path import finds for ``fullname``, its loader replaced by ``wrap(loader)``
+    where the loader has ``exec_module`` (else the spec as found); None where it is not found."""
+    from importlib.machinery import PathFinder
+    spec = PathFinder.find_spec(fullname, path)
+    if spec is not None and hasattr(spec.loader, 'exec_module'):
+        spec.loader = wrap(spec.loader)
+    return spec
 
 
 class _Loader:
@@ -293,11 +299,7 @@ class _LazyModules:
         if fullname not in LAZY_MODULES:
             return None
         import importlib.util
-        from importlib.machinery import PathFinder
-        spec = PathFinder.find_spec(fullname, path)
-        if spec is not None and hasattr(spec.loader, 'exec_module'):
-            spec.loader = importlib.util.LazyLoader(spec.loader)
-        return spec
+        return _wrapped_spec(fullname, path, importlib.util.LazyLoader)
 
     def begin(self, package):
         sys.meta_path.insert(0, self)
@@ -318,11 +320,6 @@ def _mxnet_spec(parts):
     ``parts`` (:class:`_CompiledOps`, :class:`_LazyModules`) begins when ``mxnet`` starts to execute
     (finding it, as ``importlib.util.find_spec`` does, begins nothing) and stops when it is done, MXNet's
     own loader back then; None where ``mxnet`` is not found (the normal import goes on)."""
-    from importlib.machinery import PathFinder
-    spec = PathFinder.find_spec('mxnet')
-    if spec is None or not hasattr(spec.loader, 'exec_module'):
-        return None
-
     def begin(package):
         for part in parts:
             part.begin(package)
@@ -335,8 +332,8 @@ def _mxnet_spec(parts):
                 _warn(f'{type(part).__name__} did not stop cleanly: {exc!r}')
         _unwrap(package)
 
-    spec.loader = _Loader(spec.loader, begin, stop)
-    return spec
+    spec = _wrapped_spec('mxnet', None, lambda loader: _Loader(loader, begin, stop))
+    return spec if spec is not None and isinstance(spec.loader, _Loader) else None
 
 
 def mxnet_spec(environ=None):
