@@ -64,7 +64,11 @@ unit: setup ## the unit tests only (tests/)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 # --- Set-up ---------------------------------------------------------------------------------------
-setup: $(STAMP) data chromium ## create .venv and install everything (lab and test do it)
+# The venv and the two Debian packages do not depend on each other, so a sub-make builds them side
+# by side: on a fresh machine, apt-get installs Chromium (18 s here) while pip installs (36 s). The
+# two apt-get runs cannot overlap (dpkg's lock): chromium waits for data, which is quick.
+setup: ## create .venv and install everything (lab and test do it)
+	@$(MAKE) --no-print-directory -j 3 $(STAMP) data chromium
 
 # The venv's Python. tools/find_python.sh chooses it -- PYTHON= if given (and supported), else the
 # Python the venv was made with (while it runs and is supported), else python3 if supported, else the
@@ -137,7 +141,7 @@ data: ## Fashion-MNIST from Debian's dataset-fashion-mnist, where apt and root a
 	$(call apt_install,[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ],dataset-fashion-mnist,\
 	  the offline data set,helpers.data falls back on FASHION_MNIST_DIR then MXNet's cache then a download)
 
-chromium: ## Chromium for the browser tests, where apt and root allow
+chromium: | data ## Chromium for the browser tests, where apt and root allow
 	$(call apt_install,command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ],chromium,\
 	  for the browser tests,tests/test_browser.py is skipped unless Chromium is installed or CHROMIUM=/path/to/chrome)
 
