@@ -444,6 +444,21 @@ dist_train.progress = progress
 dist_train.main(sys.argv[1:])
 """] + FAULTY[3:]
 
+# The moment 'joined' (both workers have their rank, neither has finished a step) lasted as long as a worker takes
+# from joining to its first step; a fast machine once took less than the test's 0.1 s between two looks, so the fault
+# was never injected and the job trained to its end (a fresh clone, alone: "DID NOT RAISE"). These workers wait 10 s
+# once they have joined, so that the moment is there to be found.
+JOINS_THEN_WAITS = [sys.executable, '-c', """import sys, time
+from helpers import dist_train
+report = dist_train.progress
+def progress(step, final=False, rank=None):
+    report(step, final=final, rank=rank)
+    if step == 0:
+        time.sleep(10)
+dist_train.progress = progress
+dist_train.main(sys.argv[1:])
+"""] + FAULTY[3:]
+
 
 def _moment(job, when):
     """Has the job reached ``when``: 'joined' (both workers have their rank, no step finished yet), 'training'
@@ -455,9 +470,11 @@ def _moment(job, when):
     return len(job.steps) == 2 and min(r[-1][0] for r in job.steps.values()) >= 15
 
 
-def _run_with_fault(fault, when, place=None, command=FAULTY, timeout=240):
-    """Run ``command``, call ``fault(job)`` once at ``when`` (:func:`_moment`; None: never), and return
-    ``(error, seconds from the fault to the error, job)``."""
+def _run_with_fault(fault, when, place=None, command=None, timeout=240):
+    """Run ``command`` (:data:`JOINS_THEN_WAITS` for 'joined', else :data:`FAULTY`), call ``fault(job)`` once at
+    ``when`` (:func:`_moment`; None: never), and return ``(error, seconds from the fault to the error, job)``."""
+    if command is None:
+        command = JOINS_THEN_WAITS if when == 'joined' else FAULTY
     job = dist.Job(command, 2, 1, timeout=timeout, echo=False, place=place)
     at = None
     try:
