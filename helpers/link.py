@@ -75,7 +75,7 @@ REFERENCE = dict(system='ResNet-18, batch 256, on one GPU of a four-V100-SXM2 ma
 # (MXEnginePushAsyncND, include/mxnet/c_api.h): it is called when the arrays it reads have been
 # written and those it writes are free, with a completion callback that we may call later, from any
 # thread (ThreadedEngine::OnCompleteStatic, src/engine/threaded_engine.cc; MXNet's own
-# KVStoreDist::PullImpl, src/kvstore/kvstore_dist.h, has ps-lite's thread call it later). Until it is
+# KVStoreDist::PullDefault, src/kvstore/kvstore_dist.h, has ps-lite's thread call it later). Until it is
 # called, the arrays stay held. `kCPUPrioritized` sends the call to the pool of priority workers of the
 # default engine, ThreadedEnginePerDevice (MXNET_CPU_PRIORITY_NTHREADS, 4), so it does not wait behind
 # the compute queued on a stand-in's own worker (FnProperty, include/mxnet/engine.h: kCPUPrioritized
@@ -138,6 +138,7 @@ _STATE = {'clock': None, 'pid': None}
 _LOCK = threading.Lock()
 _MESSAGES = {}
 _IDS = itertools.count(1)
+_FAILED = []                # what made a message fail on the wire, until the next send reports it
 
 
 def _clock():
@@ -158,11 +159,21 @@ def _on_wire(run_context, on_complete, key):
             seconds, arrays = _MESSAGES.pop(key)
         if arrays:                       # CPU arrays of one dtype: the wire copies them itself
             x, out = arrays
-            with _Pointer(out) as dst, _Pointer(x) as src:
-                ctypes.memmove(dst, src, x.size * np.dtype(x.dtype).itemsize)   # releases the GIL
+            nbytes = x.size * np.dtype(x.dtype).itemsize
+            with _Pointer(out) as dst:
+                try:
+                    with _Pointer(x) as src:
+                        ctypes.memmove(dst, src, nbytes)      # releases the GIL
+                except Exception:
+                    ctypes.memset(dst, 0xFF, nbytes)          # NaN in a float, -1 in an int: no stale bytes
+                    raise
         _clock().at(max(start + seconds, time.perf_counter()), done)
-    except Exception as e:                 # never leave the engine waiting
-        print(f'helpers.link: {e!r}', file=sys.stderr)
+    except Exception as e:                 # never leave the engine waiting, never fail in silence
+        # The engine's completion can carry an error only as a C++ dmlc::Error (CallbackOnComplete,
+        # include/mxnet/engine.h), which Python cannot make: the next send raises it (Link.send).
+        with _LOCK:
+            _FAILED.append(repr(e))
+        print(f'helpers.link: a message failed on the wire: {e!r}', file=sys.stderr)
         done()
 
 
@@ -269,8 +280,18 @@ class Link:
 
     def send(self, x, to):
         """Send ``x`` over the link to ``to``: a device (returns a new array there) or an array,
-        written in place -- :func:`helpers.comm.copy_to`, taking the link's time (notebook 04)."""
+        written in place -- :func:`helpers.comm.copy_to`, taking the link's time (notebook 04). A
+        message that fails on the wire (its bytes unreadable: an array in oneDNN's layout, which
+        ``NDArray::SetTBlob``, src/ndarray/ndarray.cc, refuses to expose) leaves NaN (-1 in integers) in
+        its destination, and the next ``send`` raises its error."""
         checks.link_send(x, to)
+        with _LOCK:
+            failed, _FAILED[:] = list(_FAILED), []
+        if failed:
+            hint = ('; an array in oneDNN\'s layout (on a CPU, a convolution\'s output, for one) is sent as '
+                    'x.copy(), which MXNet writes in the default layout' if 'MKLDNN' in failed[0] else '')
+            raise RuntimeError(f'{len(failed)} earlier message(s) over the link failed on the wire, and their '
+                               f'destinations hold NaN (or -1) where the bytes should be: {failed[0]}{hint}')
         src = x.context
         out = nd.empty(x.shape, ctx=to, dtype=x.dtype) if isinstance(to, mx.Context) else to
         nbytes = x.size * np.dtype(x.dtype).itemsize

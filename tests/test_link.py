@@ -68,8 +68,8 @@ def test_messages_between_different_devices_run_at_once(pairs, what):
 @pytest.mark.parametrize('pairs, what', [([(0, 1), (0, 2)], 'one sender'), ([(1, 0), (2, 0)], 'one receiver')])
 def test_two_messages_through_one_port_queue(pairs, what):
     link = Link(LONG, 1e12)
-    xs = [nd.ones(10, ctx=d) for d in CPU]
-    t = elapsed(lambda: [link.send(xs[a], CPU[b]) for a, b in pairs])
+    xs = [nd.ones(10, ctx=CPU[a]) for a, _ in pairs]     # two arrays: it is the port that queues them
+    t = elapsed(lambda: [link.send(x, CPU[b]) for x, (_, b) in zip(xs, pairs)])
     assert t >= 2 * LONG, f'{what}: {t:.3f} s, less than two messages of {LONG} s'
 
 
@@ -252,6 +252,43 @@ def test_a_message_whose_input_failed_is_forgotten_and_the_error_reaches_the_rea
         out.asnumpy()
     nd.waitall()
     assert len(link_module._MESSAGES) == before
+
+
+def test_a_message_that_fails_on_the_wire_leaves_nan_and_the_next_send_says_why(monkeypatch, capfd):
+    from helpers import link as link_module
+
+    class Unreadable(link_module._Pointer):             # as an array in oneDNN's layout would be
+        def __enter__(self):
+            if self.a.context == CPU[0]:
+                raise mx.base.MXNetError("We can't generate TBlob for MKLDNN data (simulated)")
+            return super().__enter__()
+
+    link = Link(0.001, 1e9)
+    monkeypatch.setattr(link_module, '_Pointer', Unreadable)
+    for dtype, left in (('float32', np.nan), ('int32', -1)):
+        out = link.send(nd.ones(6, ctx=CPU[0], dtype=dtype), CPU[1])
+        np.testing.assert_array_equal(out.asnumpy(), np.full(6, left))
+        assert 'failed on the wire' in capfd.readouterr().err
+        with pytest.raises(RuntimeError, match=r"1 earlier message\(s\) .*failed on the wire.*MKLDNN data \(sim"):
+            link.send(nd.ones(6, ctx=CPU[0]), CPU[1])
+    monkeypatch.undo()
+    assert (link.send(nd.ones(6, ctx=CPU[0]), CPU[1]).asnumpy() == 1).all()     # reported once; sends go on
+
+
+def test_an_array_in_onednns_layout_fails_loudly_and_its_copy_arrives():
+    """A convolution's output on a CPU may stay in oneDNN's own layout, which MXNet will not expose to the wire
+    (NDArray::SetTBlob, src/ndarray/ndarray.cc); its copy is written in the default layout."""
+    x, w = nd.random.uniform(shape=(2, 3, 16, 16), ctx=CPU[0]), nd.random.uniform(shape=(8, 3, 3, 3), ctx=CPU[0])
+    y = nd.Convolution(x, w, kernel=(3, 3), num_filter=8, no_bias=True)
+    link = Link(0.001, 1e9)
+    arrived = link.send(y, CPU[1]).asnumpy()
+    if not np.isnan(arrived).any():                   # oneDNN chose the default layout on this CPU
+        np.testing.assert_array_equal(arrived, y.asnumpy())
+        pytest.skip("this CPU's oneDNN wrote the convolution in the default layout: nothing to refuse")
+    assert np.isnan(arrived).all()
+    with pytest.raises(RuntimeError, match=r'MKLDNN.*sent as x\.copy\(\)'):
+        link.send(y, CPU[1])
+    np.testing.assert_array_equal(link.send(y.copy(), CPU[1]).asnumpy(), y.asnumpy())
 
 
 def test_an_array_written_later_by_an_operation_arrives_with_its_values():
