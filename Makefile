@@ -124,13 +124,16 @@ endif
 
 # A Debian package, installed when apt and root are available and `$(1)` is not there yet; else a
 # note saying what happens without it ($(4)). Used for the data set and for the browser tests.
+# APT_WAIT: apt-get waits up to 5 minutes for dpkg's lock rather than failing at once, as it did when
+# two fresh clones' `make test` installed Chromium at the same moment (one said "could not install").
+APT_WAIT := -o DPkg::Lock::Timeout=300
 define apt_install
 	@if $(1); then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "installing Debian package $(2) ($(strip $(3)))"; \
-	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) >/dev/null 2>&1 || \
-	   (apt-get update -q >/dev/null 2>&1 && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) >/dev/null)) || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get $(APT_WAIT) install -y -q $(2) >/dev/null 2>&1 || \
+	   (apt-get $(APT_WAIT) update -q >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get $(APT_WAIT) install -y -q $(2) >/dev/null)) || \
 	  echo "note: could not install $(2): $(4)"; \
 	else \
 	  echo "note: no apt/root to install $(2): $(4)"; \
