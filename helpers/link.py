@@ -165,7 +165,7 @@ def _on_wire(run_context, on_complete, key):
                     with _Pointer(x) as src:
                         ctypes.memmove(dst, src, nbytes)      # releases the GIL
                 except Exception:
-                    ctypes.memset(dst, 0xFF, nbytes)          # NaN in a float, -1 in an int: no stale bytes
+                    ctypes.memset(dst, 0xFF, nbytes)          # every bit set: NaN in a float, -1 in a signed int
                     raise
         _clock().at(max(start + seconds, time.perf_counter()), done)
     except Exception as e:                 # never leave the engine waiting, never fail in silence
@@ -282,8 +282,8 @@ class Link:
         """Send ``x`` over the link to ``to``: a device (returns a new array there) or an array,
         written in place -- :func:`helpers.comm.copy_to`, taking the link's time (notebook 04). A
         message that fails on the wire (its bytes unreadable: an array in oneDNN's layout, which
-        ``NDArray::SetTBlob``, src/ndarray/ndarray.cc, refuses to expose) leaves NaN (-1 in integers) in
-        its destination, and the next ``send`` raises its error."""
+        ``NDArray::SetTBlob``, src/ndarray/ndarray.cc, refuses to expose) sets every bit of its destination
+        (NaN in floats, -1 in signed integers), and the next ``send`` raises its error."""
         checks.link_send(x, to)
         with _LOCK:
             failed, _FAILED[:] = list(_FAILED), []
@@ -291,7 +291,8 @@ class Link:
             hint = ('; an array in oneDNN\'s layout (on a CPU, a convolution\'s output, for one) is sent as '
                     'x.copy(), which MXNet writes in the default layout' if 'MKLDNN' in failed[0] else '')
             raise RuntimeError(f'{len(failed)} earlier message(s) over the link failed on the wire, and their '
-                               f'destinations hold NaN (or -1) where the bytes should be: {failed[0]}{hint}')
+                               'destinations have every bit set (NaN in floats) where the bytes should be: '
+                               f'{failed[0]}{hint}')
         src = x.context
         out = nd.empty(x.shape, ctx=to, dtype=x.dtype) if isinstance(to, mx.Context) else to
         nbytes = x.size * np.dtype(x.dtype).itemsize
