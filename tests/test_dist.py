@@ -433,31 +433,33 @@ def test_a_scheduler_that_could_not_bind_its_port_is_explained():
 FAULTY = TRAIN + ['--kvstore', 'dist_sync', '--epochs', '1', '--n-train', '60000', '--n-test', '500',
                   '--batch-size', '32']
 FAULT_BOUND = 30
-# A worker whose step 1 raises, through a script that calls dist_train.main itself (as a reader's script would):
-# without helpers.job_node.run_script, Python's exit runs MXNet's clean-up, which waits for the other workers.
-RAISES = [sys.executable, '-c', """import os, sys
-from helpers import dist_train
-def progress(step, final=False, rank=None):
+
+
+def _worker_with_progress(body):
+    """:data:`FAULTY`'s job, each worker through a script that calls dist_train.main itself (as a reader's script
+    would) with its own ``progress`` (the call after each step, and at joining with step 0), whose body is ``body``
+    (lines indented by 4; ``report`` is the original)."""
+    return [sys.executable, '-c', 'import os, sys, time\nfrom helpers import dist_train\nreport = dist_train.progress\n'
+            'def progress(step, final=False, rank=None):\n' + body
+            + 'dist_train.progress = progress\ndist_train.main(sys.argv[1:])\n'] + FAULTY[3:]
+
+
+# A worker whose step 1 raises: without helpers.job_node.run_script, Python's exit runs MXNet's clean-up, which
+# waits for the other workers.
+RAISES = _worker_with_progress("""\
     if step == 1 and os.environ['DMLC_TASK_ID'] == '1':
         raise ValueError(f'broken on purpose at step {step}')
-dist_train.progress = progress
-dist_train.main(sys.argv[1:])
-"""] + FAULTY[3:]
+""")
 
 # The moment 'joined' (both workers have their rank, neither has finished a step) lasted as long as a worker takes
 # from joining to its first step; a fast machine once took less than the test's 0.1 s between two looks, so the fault
 # was never injected and the job trained to its end (a fresh clone, alone: "DID NOT RAISE"). These workers wait 10 s
 # once they have joined, so that the moment is there to be found.
-JOINS_THEN_WAITS = [sys.executable, '-c', """import sys, time
-from helpers import dist_train
-report = dist_train.progress
-def progress(step, final=False, rank=None):
+JOINS_THEN_WAITS = _worker_with_progress("""\
     report(step, final=final, rank=rank)
     if step == 0:
         time.sleep(10)
-dist_train.progress = progress
-dist_train.main(sys.argv[1:])
-"""] + FAULTY[3:]
+""")
 
 
 def _moment(job, when):
