@@ -66,7 +66,7 @@ unit: setup ## the unit tests only (tests/)
 # --- Set-up ---------------------------------------------------------------------------------------
 # The venv and the two Debian packages do not depend on each other, so a sub-make builds them side
 # by side: on a fresh machine, apt-get installs Chromium (18 s here) while pip installs (36 s). The
-# two apt-get runs cannot overlap (dpkg's lock): chromium waits for data, which is quick.
+# two apt-get runs take dpkg's lock in turn (APT_WAIT, below).
 setup: ## create .venv and install everything (lab and test do it)
 	@$(MAKE) --no-print-directory -j 3 $(STAMP) data chromium
 
@@ -125,7 +125,8 @@ endif
 # A Debian package, installed when apt and root are available and `$(1)` is not there yet; else a
 # note saying what happens without it ($(4)). Used for the data set and for the browser tests.
 # APT_WAIT: apt-get waits up to 5 minutes for dpkg's lock rather than failing at once, as it did when
-# two fresh clones' `make test` installed Chromium at the same moment (one said "could not install").
+# two fresh clones' `make test` installed Chromium at the same moment (one said "could not install");
+# the data set and Chromium of one set-up, installed side by side, wait for each other the same way.
 APT_WAIT := -o DPkg::Lock::Timeout=300
 define apt_install
 	@if $(1); then :; \
@@ -144,7 +145,7 @@ data: ## Fashion-MNIST from Debian's dataset-fashion-mnist, where apt and root a
 	$(call apt_install,[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ],dataset-fashion-mnist,\
 	  the offline data set,helpers.data falls back on FASHION_MNIST_DIR then MXNet's cache then a download)
 
-chromium: | data ## Chromium for the browser tests, where apt and root allow
+chromium: ## Chromium for the browser tests, where apt and root allow
 	$(call apt_install,command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ],chromium,\
 	  for the browser tests,tests/test_browser.py is skipped unless Chromium is installed or CHROMIUM=/path/to/chrome)
 
